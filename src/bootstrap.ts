@@ -1,0 +1,105 @@
+import helmet from '@fastify/helmet';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Logger } from 'nestjs-pino';
+import qs from 'qs';
+import type { Environment } from './config/environment.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+const FORM_ROUTES = /^\/oauth\//;
+
+type AdapterSettings = Pick<Environment, 'TRUST_PROXY'>;
+type AppSettings = Pick<Environment, 'CORS_ORIGINS'>;
+
+/** Fastify with CONTRACT §2's limits, bracketed query strings and caller-supplied request ids. */
+export function createAdapter(env: AdapterSettings): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: env.TRUST_PROXY,
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+    logger: false,
+    requestIdHeader: false,
+    genReqId: (req: IncomingMessage) => {
+      const sent = req.headers['x-request-id'];
+      return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+    },
+    routerOptions: {
+      maxParamLength: 200,
+      querystringParser: (query: string) =>
+        qs.parse(query, { depth: 4, parameterLimit: 100, arrayLimit: 20, allowPrototypes: false }),
+    },
+  });
+}
+
+/** Everything done to the app between creation and listen; shared by main.ts and the tests. */
+export async function configureApp(app: NestFastifyApplication, env: AppSettings) {
+  app.useLogger(app.get(Logger));
+  if (env.CORS_ORIGINS) {
+    app.enableCors({ origin: env.CORS_ORIGINS === '*' ? '*' : env.CORS_ORIGINS.split(',') });
+  }
+
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+  // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
+    (request, body, done) => {
+      if (!FORM_ROUTES.test(request.url)) {
+        done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
+        return;
+      }
+      done(null, parseForm(body as string));
+    },
+  );
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+      },
+    },
+  });
+
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Company API')
+      .setDescription(
+        'OAuth 2.0 token issuance, customer company details, webhook intake and paged lists.',
+      )
+      .setVersion('2')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'docs/openapi.json',
+    yamlDocumentUrl: 'docs/openapi.yaml',
+  });
+  return app;
+}
+
+/**
+ * application/x-www-form-urlencoded → flat object. A repeated parameter becomes an array so that
+ * the OAuth endpoints can refuse it (RFC 6749 §3.2: parameters MUST NOT be included more than once).
+ */
+export function parseForm(body: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  for (const [key, value] of new URLSearchParams(body)) {
+    const prev = out[key];
+    out[key] = prev === undefined ? value : ([] as string[]).concat(prev, value);
+  }
+  return { ...out };
+}

@@ -1,0 +1,25 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import type { ParseArgsConfig } from 'node:util';
+import type { Environment } from '../config/environment.js';
+
+export type CliOptions = NonNullable<ParseArgsConfig['options']>;
+export type CliValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/** A refusal the CLI prints as usage (exit 2) instead of a failure (exit 1). */
+export class CliUsageError extends Error {}
+
+export interface CliCommand {
+  name: string;
+  usage: string;
+  options: CliOptions;
+  /**
+   * `app`: runs inside the Nest application context (migrations applied on boot).
+   * `env`: runs before Nest boots, with the validated environment only (e.g. db:status).
+   */
+  context: 'app' | 'env';
+  run(input: {
+    app?: INestApplicationContext;
+    env: Environment;
+    values: CliValues;
+  }): Promise<unknown>;
+}

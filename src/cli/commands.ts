@@ -1,0 +1,5 @@
+import { dbStatusCommand } from '../database/database.commands.js';
+import type { CliCommand } from './cli-command.js';
+
+/** Every command of `npm run cli -- <command>`; each module exports its own. */
+export const commands: CliCommand[] = [dbStatusCommand];

@@ -1,0 +1,35 @@
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'SQLITE_BUSY',
+  'SQLITE_BUSY_SNAPSHOT',
+  'SQLITE_BUSY_TIMEOUT',
+  'SQLITE_LOCKED',
+  '57014', // query_canceled (statement_timeout)
+  '57P01', // admin_shutdown
+  '57P02',
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection error|Connection is closed|not connected|database is locked/i;
+
+/** True when an error means "the database cannot be reached right now" (answered as 503). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error as any, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+    if (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)) return true;
+  }
+  return false;
+}

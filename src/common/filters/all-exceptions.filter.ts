@@ -1,0 +1,109 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiException } from '../exceptions/api.exception.js';
+import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
+
+const DEFAULT_MESSAGES: Record<number, string> = {
+  400: 'The request body is malformed: it is not valid JSON.',
+  401: 'Unauthenticated.',
+  403: 'This action is forbidden.',
+  404: 'Route not found.',
+  405: 'Method not allowed.',
+  408: 'The request took too long to arrive.',
+  413: 'The request body is larger than 1 MiB.',
+  415: 'The request body must be JSON (Content-Type: application/json).',
+  422: 'The given data was invalid.',
+  429: 'Too many requests.',
+  500: 'Internal server error.',
+  503: 'The service is temporarily unavailable.',
+};
+
+/** Routes that speak RFC 6749 §5.2 errors ({error, error_description}) instead of CONTRACT §2's. */
+const OAUTH_ROUTE = /^\/oauth\//;
+
+interface Rendered {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/**
+ * Owns every error body the service sends (CONTRACT §2). Domain errors render themselves;
+ * framework and parser errors are mapped by status; anything else is a logged, opaque 500.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ExceptionsFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw exception;
+    const ctx = host.switchToHttp();
+    const request = ctx.getRequest<FastifyRequest>();
+    const reply = ctx.getResponse<FastifyReply>();
+
+    let rendered = this.render(exception, request);
+    // Fastify parses the body before it knows the route is unknown; the route answers first.
+    if (!request.routeOptions?.url && [400, 413, 415].includes(rendered.status)) {
+      rendered = plain(404);
+    }
+    if (OAUTH_ROUTE.test(request.url) && !(exception instanceof ApiException)) {
+      rendered = asOAuthError(rendered);
+    }
+    if (reply.sent) return;
+    if (rendered.status === 429 && reply.getHeader('retry-after') !== undefined) {
+      delete rendered.headers['Retry-After'];
+    }
+    reply.headers(rendered.headers).code(rendered.status).send(rendered.body);
+  }
+
+  private render(exception: unknown, request: FastifyRequest): Rendered {
+    if (exception instanceof ApiException) {
+      return { status: exception.status, body: exception.body(), headers: exception.headers };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      if (status >= 500) this.logUnexpected(exception, request);
+      return plain(status, status === 429 ? { 'Retry-After': '60' } : {});
+    }
+    const statusCode = (exception as { statusCode?: unknown })?.statusCode;
+    if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+      // Fastify's own errors: body parsing, content type, body size.
+      return statusCode === 400
+        ? { status: 400, body: { message: 'The request body is not valid JSON.' }, headers: {} }
+        : plain(statusCode);
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn({ err: exception, reqId: request.id }, 'database unavailable');
+      return plain(503, { 'Retry-After': '1' });
+    }
+    this.logUnexpected(exception, request);
+    return plain(500);
+  }
+
+  private logUnexpected(exception: unknown, request: FastifyRequest) {
+    this.logger.error({ err: exception, reqId: request.id }, 'unhandled error');
+  }
+}
+
+function plain(status: number, headers: Record<string, string> = {}): Rendered {
+  const message = DEFAULT_MESSAGES[status] ?? (status >= 500 ? DEFAULT_MESSAGES[500] : 'Error.');
+  return { status, body: { message }, headers };
+}
+
+function asOAuthError(rendered: Rendered): Rendered {
+  const { status } = rendered;
+  if (status === 429 || status >= 500) {
+    return status >= 500 && status !== 503
+      ? {
+          ...rendered,
+          body: { error: 'server_error', error_description: 'Internal server error.' },
+        }
+      : rendered;
+  }
+  if (status === 404) return rendered;
+  return {
+    status: 400,
+    headers: rendered.headers,
+    body: { error: 'invalid_request', error_description: String(rendered.body.message) },
+  };
+}

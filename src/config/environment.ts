@@ -1,0 +1,124 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidationError,
+  validateSync,
+} from 'class-validator';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/app.sqlite';
+
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+const toBool = ({ value }: { value: unknown }) =>
+  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
+
+/**
+ * Every environment variable the service reads. Validated once at boot; a bad value stops the
+ * process with one line naming the variable and what it accepts.
+ */
+export class Environment {
+  @Transform(toInt)
+  @IsInt({ message: 'PORT must be an integer from 1 to 65535' })
+  @Min(1, { message: 'PORT must be an integer from 1 to 65535' })
+  @Max(65535, { message: 'PORT must be an integer from 1 to 65535' })
+  PORT = 3000;
+
+  @IsString({ message: 'HOST must be a host name or IP address' })
+  @Matches(/^[A-Za-z0-9.:[\]-]+$/, { message: 'HOST must be a host name or IP address' })
+  HOST = '0.0.0.0';
+
+  @Matches(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, {
+    message: 'DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…',
+  })
+  DATABASE_URL = DEFAULT_DATABASE_URL;
+
+  @Transform(toInt)
+  @IsInt({ message: 'DATABASE_POOL_SIZE must be an integer from 1 to 100' })
+  @Min(1, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 100' })
+  @Max(100, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 100' })
+  DATABASE_POOL_SIZE = 10;
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
+
+  @Transform(toInt)
+  @IsInt({ message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 315360000' })
+  @Min(60, { message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 315360000' })
+  @Max(315360000, { message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 315360000' })
+  TOKEN_TTL_SECONDS = 31536000;
+
+  @Matches(/^https?:\/\/\S+$/, { message: 'TOKEN_ISSUER must be an http(s) URL' })
+  TOKEN_ISSUER = 'http://localhost:3000';
+
+  @Matches(/^\S{1,200}$/, { message: 'TOKEN_AUDIENCE must be a non-empty string without spaces' })
+  TOKEN_AUDIENCE = 'api';
+
+  @IsOptional()
+  @Matches(/-----BEGIN [A-Z ]*PRIVATE KEY-----/, {
+    message: 'TOKEN_SIGNING_KEY must be a PEM private key (Ed25519 or P-256)',
+  })
+  TOKEN_SIGNING_KEY?: string;
+
+  @Transform(toInt)
+  @IsInt({ message: 'THROTTLE_TOKEN_PER_IP must be a positive integer (requests a minute)' })
+  @Min(1, { message: 'THROTTLE_TOKEN_PER_IP must be a positive integer (requests a minute)' })
+  THROTTLE_TOKEN_PER_IP = 300;
+
+  @Transform(toInt)
+  @IsInt({ message: 'THROTTLE_TOKEN_FAILURES_PER_CLIENT must be a positive integer (a minute)' })
+  @Min(1, { message: 'THROTTLE_TOKEN_FAILURES_PER_CLIENT must be a positive integer (a minute)' })
+  THROTTLE_TOKEN_FAILURES_PER_CLIENT = 10;
+
+  @Transform(toInt)
+  @IsInt({ message: 'THROTTLE_TOKEN_FAILURES_PER_USER must be a positive integer (a minute)' })
+  @Min(1, { message: 'THROTTLE_TOKEN_FAILURES_PER_USER must be a positive integer (a minute)' })
+  THROTTLE_TOKEN_FAILURES_PER_USER = 10;
+
+  @Transform(toInt)
+  @IsInt({ message: 'REVOCATION_REFRESH_MS must be an integer from 100 to 5000' })
+  @Min(100, { message: 'REVOCATION_REFRESH_MS must be an integer from 100 to 5000' })
+  @Max(5000, { message: 'REVOCATION_REFRESH_MS must be an integer from 100 to 5000' })
+  REVOCATION_REFRESH_MS = 2000;
+
+  @IsOptional()
+  @Matches(/^(\*|https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*)$/, {
+    message: 'CORS_ORIGINS must be * or a comma-separated list of http(s) origins',
+  })
+  CORS_ORIGINS?: string;
+
+  @Transform(toBool)
+  @IsIn([true, false], { message: 'TRUST_PROXY must be true or false' })
+  TRUST_PROXY = false;
+}
+
+export class InvalidEnvironmentError extends Error {
+  override readonly name = 'InvalidEnvironmentError';
+}
+
+function flatten(errors: ValidationError[]): string[] {
+  return errors.flatMap((error) => {
+    const messages = Object.values(error.constraints ?? {});
+    const shown = JSON.stringify(String(error.value));
+    return messages.length ? [`${messages[0]} (got ${shown})`] : flatten(error.children ?? []);
+  });
+}
+
+/** Validates raw variables (process.env) into a typed Environment, or throws one readable line. */
+export function validateEnvironment(raw: Record<string, unknown>): Environment {
+  const present = Object.fromEntries(
+    Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const env = plainToInstance(Environment, present, { exposeDefaultValues: true });
+  const errors = validateSync(env, { skipMissingProperties: false, whitelist: false });
+  if (errors.length > 0) {
+    throw new InvalidEnvironmentError(`Invalid configuration: ${flatten(errors).join('; ')}`);
+  }
+  return env;
+}

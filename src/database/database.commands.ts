@@ -1,0 +1,28 @@
+import { DataSource } from 'typeorm';
+import { buildDataSourceOptions } from '../../ormconfig.js';
+import type { CliCommand } from '../cli/cli-command.js';
+
+export const dbStatusCommand: CliCommand = {
+  name: 'db:status',
+  usage: 'db:status',
+  options: {},
+  context: 'env',
+  async run({ env }) {
+    const dataSource = new DataSource(buildDataSourceOptions({ url: env.DATABASE_URL }));
+    await dataSource.initialize();
+    try {
+      const table = dataSource.options.migrationsTableName ?? 'migrations';
+      const hasTable = await dataSource.createQueryRunner().hasTable(table);
+      const rows: { name: string }[] = hasTable
+        ? await dataSource.query(`SELECT name FROM ${table} ORDER BY id`)
+        : [];
+      const applied = rows.map((row) => row.name);
+      const pending = dataSource.migrations
+        .map((migration) => migration.name ?? migration.constructor.name)
+        .filter((name) => !applied.includes(name));
+      return { database: dataSource.options.type, applied, pending };
+    } finally {
+      await dataSource.destroy();
+    }
+  },
+};

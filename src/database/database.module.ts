@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { buildDataSourceOptions } from '../../ormconfig.js';
+import type { Environment } from '../config/environment.js';
+
+/** The one connection of the app; pending migrations are applied when it opens. */
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      inject: [ConfigService],
+      useFactory: (config: ConfigService<Environment, true>) =>
+        buildDataSourceOptions({
+          url: config.get('DATABASE_URL', { infer: true }),
+          poolSize: config.get('DATABASE_POOL_SIZE', { infer: true }),
+          migrationsRun: true,
+        }),
+    }),
+  ],
+})
+export class DatabaseModule {}

@@ -1,0 +1,4 @@
+import { CreateCustomers1763800000000 } from './migrations/1763800000000-CreateCustomers.js';
+
+/** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
+export const migrations = [CreateCustomers1763800000000];

@@ -1,0 +1,36 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly db: TypeOrmHealthIndicator,
+  ) {}
+
+  /** Liveness: the process is up and serving HTTP. */
+  @Get()
+  @ApiOkResponse({ schema: { example: { status: 'ok' } } })
+  live() {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: the database answers a query within 2 s. */
+  @Get('ready')
+  @HealthCheck()
+  @ApiOkResponse({ schema: { example: { status: 'ok', database: 'up' } } })
+  @ApiServiceUnavailableResponse({
+    schema: { example: { message: 'The database cannot be reached.' } },
+  })
+  async ready() {
+    try {
+      await this.health.check([() => this.db.pingCheck('database', { timeout: 2000 })]);
+    } catch {
+      throw new ServiceUnavailableApiException('The database cannot be reached.');
+    }
+    return { status: 'ok', database: 'up' };
+  }
+}

@@ -1,0 +1,103 @@
+import request from 'supertest';
+import { startTestApp, TestApp } from '../support/app.js';
+import { errors } from '../support/responses.js';
+import { EchoModule } from './echo.module.js';
+
+describe('HTTP edges (CONTRACT §2)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ imports: [EchoModule] });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers an unknown route 404 in the contract shape, whatever the method or body', async () => {
+    const res = await request(t.http).get('/v2/nothing-here').expect(404);
+    expect(res.body).toEqual(errors.routeNotFound);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+
+    const post = await request(t.http)
+      .post('/v2/nothing-here')
+      .set('content-type', 'application/json')
+      .send('{bad');
+    expect(post.status).toBe(404);
+    expect(post.body).toEqual(errors.routeNotFound);
+  });
+
+  it('answers malformed JSON 400 without a stack trace', async () => {
+    const res = await request(t.http)
+      .post('/test/echo')
+      .set('content-type', 'application/json')
+      .send('{"a": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errors.malformedJson);
+  });
+
+  it('answers a body over 1 MiB 413', async () => {
+    const res = await request(t.http)
+      .post('/test/echo')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ big: 'x'.repeat(1024 * 1024) }));
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual(errors.tooLarge);
+  });
+
+  it.each([
+    ['text/plain', 'hello'],
+    ['application/xml', '<a/>'],
+    ['application/x-www-form-urlencoded', 'a=1'],
+  ])('answers a %s body 415', async (type, body) => {
+    const res = await request(t.http).post('/test/echo').set('content-type', type).send(body);
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual(errors.unsupportedMediaType);
+  });
+
+  it('validates with the 422 shape and dotted paths, refusing unknown fields', async () => {
+    const res = await request(t.http)
+      .post('/test/echo')
+      .send({ name: 5, nested: { count: 'x' }, street: 'Main St' });
+    expect(res.status).toBe(422);
+    expect(res.body.message).toBe('The given data was invalid.');
+    expect(Object.keys(res.body.errors).sort()).toEqual(['name', 'nested.count', 'street']);
+    for (const messages of Object.values(res.body.errors)) {
+      expect(Array.isArray(messages) && messages.length > 0).toBe(true);
+    }
+  });
+
+  it('refuses a body that is not a JSON object with 422', async () => {
+    const res = await request(t.http).post('/test/echo').send([1, 2]);
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      message: 'The given data was invalid.',
+      errors: { body: ['The request body must be a JSON object.'] },
+    });
+  });
+
+  it('hides unexpected errors behind a plain 500', async () => {
+    const res = await request(t.http).get('/test/boom').expect(500);
+    expect(res.body).toEqual(errors.internal);
+    expect(JSON.stringify(res.body)).not.toMatch(/secret detail|at .*\.ts/);
+  });
+
+  it('sets X-Request-Id on every response, echoing a sane caller id only', async () => {
+    const own = await request(t.http).get('/health').set('x-request-id', 'abc-123');
+    expect(own.headers['x-request-id']).toBe('abc-123');
+    const generated = await request(t.http).get('/nope').set('x-request-id', 'bad id\twith spaces');
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('sends security headers', async () => {
+    const res = await request(t.http).get('/health');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('parses bracketed query strings into nested objects', async () => {
+    const res = await request(t.http)
+      .get('/test/query?result_mode%5Bmode%5D=paginated&result_mode%5Battributes%5D%5Bpage%5D=2')
+      .expect(200);
+    expect(res.body).toEqual({ result_mode: { mode: 'paginated', attributes: { page: '2' } } });
+  });
+});

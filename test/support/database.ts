@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export interface TestDatabase {
+  url: string;
+  kind: 'sqlite' | 'postgres';
+  drop(): Promise<void>;
+}
+
+export const usingPostgres = () => !!process.env.TEST_DATABASE_URL;
+
+/**
+ * A fresh, empty database for one test file: a new PostgreSQL database next to
+ * TEST_DATABASE_URL's (whose name must contain "test"), or a new SQLite file.
+ */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const suffix = `${process.pid}_${randomBytes(4).toString('hex')}`;
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) {
+    const file = join(tmpdir(), `company-api-test-${suffix}.sqlite`);
+    return {
+      url: `sqlite:${file}`,
+      kind: 'sqlite',
+      drop: async () => {
+        for (const ext of ['', '-wal', '-shm']) rmSync(file + ext, { force: true });
+      },
+    };
+  }
+
+  const baseUrl = new URL(base);
+  const baseName = decodeURIComponent(baseUrl.pathname.slice(1));
+  if (!/test/i.test(baseName)) {
+    throw new Error(`Refusing TEST_DATABASE_URL: database "${baseName}" does not contain "test".`);
+  }
+  const name = `${baseName}_${suffix}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  await adminQuery(base, `CREATE DATABASE "${name}"`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    kind: 'postgres',
+    drop: () => adminQuery(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+  };
+}
+
+async function adminQuery(connectionString: string, sql: string) {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
