@@ -8,6 +8,7 @@ import { Environment, validateEnvironment } from './config/environment.js';
 import { loggerParams } from './config/logger.config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { PaginationModule } from './pagination/pagination.module.js';
 
 @Module({
   imports: [
@@ -24,6 +25,7 @@ import { HealthModule } from './health/health.module.js';
     }),
     DatabaseModule,
     HealthModule,
+    PaginationModule,
   ],
   providers: [
     { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -1,0 +1,8 @@
+/** Every scope a token can carry (CONTRACT §4). */
+export const SCOPES = [
+  'customers:read',
+  'customers:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
