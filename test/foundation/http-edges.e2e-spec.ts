@@ -98,6 +98,8 @@ describe('HTTP edges (CONTRACT §2)', () => {
     const res = await request(t.http)
       .get('/test/query?result_mode%5Bmode%5D=paginated&result_mode%5Battributes%5D%5Bpage%5D=2')
       .expect(200);
-    expect(res.body).toEqual({ result_mode: { mode: 'paginated', attributes: { page: '2' } } });
+    expect(res.body).toEqual({
+      data: { result_mode: { mode: 'paginated', attributes: { page: '2' } } },
+    });
   });
 });
