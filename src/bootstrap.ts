@@ -5,13 +5,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import qs from 'qs';
+import { parseForm, parseJson } from './common/parsers/body-parsers.js';
 import type { Environment } from './config/environment.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 const FORM_ROUTES = /^\/oauth\//;
 
-type AdapterSettings = Pick<Environment, 'TRUST_PROXY'>;
+type AdapterSettings = Pick<
+  Environment,
+  'TRUST_PROXY' | 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS'
+>;
 type AppSettings = Pick<Environment, 'CORS_ORIGINS'>;
 
 /** Fastify with CONTRACT §2's limits, bracketed query strings and caller-supplied request ids. */
@@ -19,9 +23,15 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: env.TRUST_PROXY,
-    connectionTimeout: 30_000,
-    requestTimeout: 30_000,
+    // Slow clients are cut off: idle sockets, headers that trickle in, bodies that never end.
+    connectionTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
+    requestTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeout: 5_000,
+    http: {
+      headersTimeout: env.HTTP_HEADERS_TIMEOUT_MS,
+      // Node enforces the two timeouts above on this interval (default 30 s).
+      connectionsCheckingInterval: Math.min(1000, env.HTTP_HEADERS_TIMEOUT_MS),
+    },
     logger: false,
     requestIdHeader: false,
     genReqId: (req: IncomingMessage) => {
@@ -49,7 +59,18 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     done();
   });
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
-  fastify.removeContentTypeParser('text/plain');
+  fastify.removeContentTypeParser(['text/plain', 'application/json']);
+  fastify.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
+    (_request, body, done) => {
+      try {
+        done(null, parseJson(body as string));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    },
+  );
   fastify.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
@@ -89,17 +110,4 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     yamlDocumentUrl: 'docs/openapi.yaml',
   });
   return app;
-}
-
-/**
- * application/x-www-form-urlencoded → flat object. A repeated parameter becomes an array so that
- * the OAuth endpoints can refuse it (RFC 6749 §3.2: parameters MUST NOT be included more than once).
- */
-export function parseForm(body: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = Object.create(null);
-  for (const [key, value] of new URLSearchParams(body)) {
-    const prev = out[key];
-    out[key] = prev === undefined ? value : ([] as string[]).concat(prev, value);
-  }
-  return { ...out };
 }

@@ -96,6 +96,18 @@ export class Environment {
   @Transform(toBool)
   @IsIn([true, false], { message: 'TRUST_PROXY must be true or false' })
   TRUST_PROXY = false;
+
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_HEADERS_TIMEOUT_MS must be an integer from 100 to 120000' })
+  @Min(100, { message: 'HTTP_HEADERS_TIMEOUT_MS must be an integer from 100 to 120000' })
+  @Max(120000, { message: 'HTTP_HEADERS_TIMEOUT_MS must be an integer from 100 to 120000' })
+  HTTP_HEADERS_TIMEOUT_MS = 10000;
+
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer from 100 to 600000' })
+  @Min(100, { message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer from 100 to 600000' })
+  @Max(600000, { message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer from 100 to 600000' })
+  HTTP_REQUEST_TIMEOUT_MS = 30000;
 }
 
 export class InvalidEnvironmentError extends Error {

@@ -102,4 +102,31 @@ describe('HTTP edges (CONTRACT §2)', () => {
       data: { result_mode: { mode: 'paginated', attributes: { page: '2' } } },
     });
   });
+
+  it('refuses JSON nested deeper than 32 levels with 400, before any consumer recurses', async () => {
+    const deep = '['.repeat(100000) + ']'.repeat(100000);
+    const res = await request(t.http)
+      .post('/test/echo')
+      .set('content-type', 'application/json')
+      .send(deep);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ message: 'The request body is nested deeper than 32 levels.' });
+    const ok = '{"name":"x","nested":' + '{"count":1}' + '}';
+    await request(t.http)
+      .post('/test/echo')
+      .set('content-type', 'application/json')
+      .send(ok)
+      .expect(201);
+  });
+
+  it('refuses prototype-poisoning keys with 400', async () => {
+    const res = await request(t.http)
+      .post('/test/echo')
+      .set('content-type', 'application/json')
+      .send('{"name":"x","__proto__":{"admin":true}}');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      message: 'The request body contains a forbidden "__proto__" key.',
+    });
+  });
 });

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
+import { BodyParseError } from '../parsers/body-parsers.js';
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   400: 'The request body is malformed: it is not valid JSON.',
@@ -68,8 +69,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const statusCode = (exception as { statusCode?: unknown })?.statusCode;
     if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
       // Fastify's own errors: body parsing, content type, body size.
-      return statusCode === 400
-        ? { status: 400, body: { message: 'The request body is not valid JSON.' }, headers: {} }
+      return exception instanceof BodyParseError
+        ? { status: 400, body: { message: exception.message }, headers: {} }
         : plain(statusCode);
     }
     if (isDatabaseUnavailable(exception)) {

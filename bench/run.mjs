@@ -1,0 +1,388 @@
+// Benchmark: the built server against a raw node:http baseline measured in the same run.
+// Usage: npm run bench [-- --pg postgres://127.0.0.1/db] [--duration 5] [--runs 3] [--smoke]
+import autocannon from 'autocannon';
+import { spawn, execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort, startBaseline } from './baseline.mjs';
+
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
+const { values: args } = parseArgs({
+  options: {
+    pg: { type: 'string' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '2' },
+    runs: { type: 'string', default: '3' },
+    customers: { type: 'string', default: '1000000' },
+    smoke: { type: 'boolean', default: false },
+  },
+});
+const SMOKE = args.smoke;
+const DURATION = SMOKE ? 5 : Number(args.duration);
+const WARMUP = SMOKE ? 1 : Number(args.warmup);
+const RUNS = SMOKE ? 1 : Number(args.runs);
+const CUSTOMERS = SMOKE ? 1000 : Number(args.customers);
+const CONNECTIONS = 10;
+const ID_SPAN = Math.min(CUSTOMERS, 10000);
+
+const work = mkdtempSync(join(tmpdir(), 'company-api-bench-'));
+const databaseUrl = args.pg ?? `sqlite:${join(work, 'bench.sqlite')}`;
+const serverEnv = {
+  ...process.env,
+  DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'warn',
+  HOST: '127.0.0.1',
+  THROTTLE_TOKEN_PER_IP: '100000000',
+  THROTTLE_TOKEN_FAILURES_PER_CLIENT: '100000000',
+  THROTTLE_TOKEN_FAILURES_PER_USER: '100000000',
+};
+
+function cli(...cliArgs) {
+  const out = execFileSync(process.execPath, [join(ROOT, 'dist/src/cli.js'), ...cliArgs], {
+    cwd: ROOT,
+    env: serverEnv,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 1 << 20,
+  });
+  return JSON.parse(out);
+}
+
+async function startServer(port) {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], {
+    cwd: ROOT,
+    env: { ...serverEnv, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${base}/health`)).ok) return { child, base };
+    } catch {
+      /* not yet listening */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error('server did not start');
+}
+
+/** Peak RSS of a process, sampled every 100 ms while `fn` runs. */
+async function withRss(pid, fn) {
+  let peak = 0;
+  const sample = () => {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      peak = Math.max(peak, kb * 1024);
+    } catch {
+      /* process gone */
+    }
+  };
+  const timer = setInterval(sample, 100);
+  try {
+    sample();
+    return { result: await fn(), rss: peak };
+  } finally {
+    clearInterval(timer);
+    sample();
+  }
+}
+
+function cannon(opts) {
+  return autocannon({
+    connections: CONNECTIONS,
+    duration: DURATION,
+    warmup: { connections: CONNECTIONS, duration: WARMUP },
+    ...opts,
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function measure(name, pid, makeOpts) {
+  const runs = [];
+  let rss = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const { result, rss: peak } = await withRss(pid, () => cannon(makeOpts()));
+    rss = Math.max(rss, peak);
+    const bad = result.non2xx + result.errors + result.timeouts;
+    runs.push({
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      bad,
+    });
+  }
+  return {
+    scenario: name,
+    rps: median(runs.map((r) => r.rps)),
+    p50_ms: median(runs.map((r) => r.p50)),
+    p99_ms: median(runs.map((r) => r.p99)),
+    failed_responses: runs.reduce((n, r) => n + r.bad, 0),
+    rss_mb: Math.round(rss / 2 ** 20),
+    runs,
+  };
+}
+
+function cycling(pathFor, extra = {}) {
+  let n = 0;
+  return {
+    ...extra,
+    setupRequest: (req) => {
+      n += 1;
+      return { ...req, ...pathFor(n) };
+    },
+  };
+}
+
+function versions() {
+  const v = (pkg) => {
+    try {
+      return JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8'))
+        .version;
+    } catch {
+      return 'n/a';
+    }
+  };
+  return {
+    node: process.version,
+    nestjs: v('@nestjs/core'),
+    fastify: v('fastify'),
+    typeorm: v('typeorm'),
+    'better-sqlite3': v('better-sqlite3'),
+    pg: v('pg'),
+    jose: v('jose'),
+  };
+}
+
+async function main() {
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memory_gb: Math.round(totalmem() / 2 ** 30),
+    database: args.pg ? 'postgres' : 'sqlite',
+  };
+  console.log(`machine: ${JSON.stringify(machine)}`);
+  console.log(`versions: ${JSON.stringify(versions())}`);
+  console.log(
+    `each figure: median of ${RUNS} run(s) of ${DURATION}s after ${WARMUP}s warm-up, ${CONNECTIONS} connections`,
+  );
+
+  // Seed through the CLI (it also applies the migrations).
+  const t0 = Date.now();
+  const scopes = 'customers:read customers:write webhooks:read webhooks:write';
+  const client = cli(
+    'clients:create',
+    '--name',
+    'bench',
+    '--scopes',
+    scopes,
+    '--grants',
+    'client_credentials,password',
+  );
+  const password = 'bench-password-1234';
+  cli('users:create', '--username', 'bench', '--password', password);
+  cli('customers:seed', '--count', String(CUSTOMERS));
+  console.log(`seeded ${CUSTOMERS} customers in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+
+  const baseline = await startBaseline(await freePort());
+  const { child, base } = await startServer(await freePort());
+  const pid = child.pid;
+  const results = [];
+  try {
+    const tokenBody = JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+      scope: scopes,
+    });
+    const tokenRes = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: tokenBody,
+    });
+    const { access_token: token } = await tokenRes.json();
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const passwordBody = JSON.stringify({
+      grant_type: 'password',
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+      username: 'bench',
+      password,
+      scope: 'customers:read',
+    });
+    const jsonHeaders = { 'content-type': 'application/json', accept: 'application/json' };
+
+    const getCompany = () => ({
+      url: base,
+      headers: auth,
+      requests: [cycling((n) => ({ path: `/v2/customers/${(n % ID_SPAN) + 1}/company` }))],
+    });
+    const scenarios = [
+      [
+        'baseline: raw node:http GET company',
+        baseline.pid,
+        () => ({ url: `${baseline.base}/v2/customers/1/company` }),
+      ],
+      ['(a) GET /v2/customers/:id/company', pid, getCompany],
+    ];
+    if (!SMOKE) {
+      let attempt = 1_000_000;
+      scenarios.push(
+        [
+          '(b) PUT /v2/customers/:id/company',
+          pid,
+          () => ({
+            url: base,
+            headers: auth,
+            requests: [
+              cycling((n) => ({
+                method: 'PUT',
+                path: `/v2/customers/${(n % ID_SPAN) + 1}/company`,
+                body: JSON.stringify(n % 2 ? { name: `Company ${n}` } : { type: 'plc' }),
+              })),
+            ],
+          }),
+        ],
+        [
+          '(c) POST /v2/webhooks',
+          pid,
+          () => ({
+            url: base,
+            headers: auth,
+            requests: [
+              cycling(() => {
+                attempt += 1;
+                return {
+                  method: 'POST',
+                  path: '/v2/webhooks',
+                  body: JSON.stringify({
+                    event: 'learning.attempt.completed',
+                    payload: { user_id: 7, module_id: 3, attempt_id: attempt },
+                  }),
+                };
+              }),
+            ],
+          }),
+        ],
+        [
+          '(d) GET /v2/customers page 1 (limit 20)',
+          pid,
+          () => ({
+            url: `${base}/v2/customers?result_mode%5Bmode%5D=paginated&result_mode%5Battributes%5D%5Bpage%5D=1&result_mode%5Battributes%5D%5Blimit%5D=20`,
+            headers: auth,
+          }),
+        ],
+        [
+          '(d) GET /v2/customers page 50000 (limit 20)',
+          pid,
+          () => ({
+            url: `${base}/v2/customers?result_mode%5Bmode%5D=paginated&result_mode%5Battributes%5D%5Bpage%5D=${Math.floor(CUSTOMERS / 20)}&result_mode%5Battributes%5D%5Blimit%5D=20`,
+            headers: auth,
+          }),
+        ],
+        [
+          '(e) POST /oauth/token client_credentials',
+          pid,
+          () => ({
+            url: `${base}/oauth/token`,
+            method: 'POST',
+            headers: jsonHeaders,
+            body: tokenBody,
+          }),
+        ],
+        [
+          '(e) POST /oauth/token password',
+          pid,
+          () => ({
+            url: `${base}/oauth/token`,
+            method: 'POST',
+            headers: jsonHeaders,
+            body: passwordBody,
+          }),
+        ],
+      );
+    }
+    for (const [name, target, makeOpts] of scenarios) {
+      const row = await measure(name, target, makeOpts);
+      results.push(row);
+      console.log(`  done: ${name}`);
+    }
+
+    if (!SMOKE) {
+      // (f) latency of (a) while the password grant runs flat out beside it.
+      const runs = [];
+      for (let i = 0; i < RUNS; i++) {
+        const [probe] = await Promise.all([
+          cannon(getCompany()),
+          cannon({
+            url: `${base}/oauth/token`,
+            method: 'POST',
+            headers: jsonHeaders,
+            body: passwordBody,
+          }),
+        ]);
+        runs.push({
+          rps: probe.requests.average,
+          p50: probe.latency.p50,
+          p99: probe.latency.p99,
+          bad: probe.non2xx + probe.errors,
+        });
+      }
+      results.push({
+        scenario: '(f) (a) while (e) password runs beside it',
+        rps: median(runs.map((r) => r.rps)),
+        p50_ms: median(runs.map((r) => r.p50)),
+        p99_ms: median(runs.map((r) => r.p99)),
+        failed_responses: runs.reduce((n, r) => n + r.bad, 0),
+        rss_mb: null,
+        runs,
+      });
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    baseline.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const baseRps = results[0].rps;
+  const table = results.map((r) => ({
+    scenario: r.scenario,
+    'req/s': Math.round(r.rps),
+    'p50 ms': r.p50_ms,
+    'p99 ms': r.p99_ms,
+    'vs baseline': `${((r.rps / baseRps) * 100).toFixed(0)}%`,
+    'RSS MB': r.rss_mb ?? '',
+    'non-2xx': r.failed_responses,
+  }));
+  console.table(table);
+
+  const outDir = join(ROOT, 'bench/results');
+  mkdirSync(outDir, { recursive: true });
+  const file = join(
+    outDir,
+    `${new Date().toISOString().replace(/[:.]/g, '-')}-${machine.database}${SMOKE ? '-smoke' : ''}.json`,
+  );
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { machine, versions: versions(), duration_s: DURATION, runs: RUNS, results },
+      null,
+      2,
+    ),
+  );
+  console.log(`results written to ${file}`);
+  if (results.some((r) => r.failed_responses > 0)) {
+    console.error('some requests failed (non-2xx or errors): see the table');
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

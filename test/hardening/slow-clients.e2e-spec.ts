@@ -1,0 +1,60 @@
+import { connect, Socket } from 'node:net';
+import { createTestDatabase, TestDatabase } from '../support/database.js';
+import { ServerProcess, startServer } from '../support/processes.js';
+
+/** Resolves with what the server sent and how long it took to close the connection. */
+function untilClosed(socket: Socket): Promise<{ ms: number; data: string }> {
+  const started = Date.now();
+  let data = '';
+  socket.on('data', (chunk) => (data += chunk));
+  return new Promise((resolve) => {
+    socket.on('close', () => resolve({ ms: Date.now() - started, data }));
+    socket.on('error', () => undefined);
+  });
+}
+
+describe('slow and abusive clients (the built server)', () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    server = await startServer({
+      DATABASE_URL: database.url,
+      HTTP_HEADERS_TIMEOUT_MS: '1000',
+      HTTP_REQUEST_TIMEOUT_MS: '1500',
+    });
+    port = Number(new URL(server.baseUrl).port);
+  });
+  afterAll(async () => {
+    await server.stop();
+    await database.drop();
+  });
+
+  it('cuts off a client that trickles its headers (slowloris)', async () => {
+    const socket = connect(port, '127.0.0.1');
+    const closed = untilClosed(socket);
+    socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n');
+    const drip = setInterval(() => socket.write('X-Slow: 1\r\n'), 200);
+    const { ms, data } = await closed;
+    clearInterval(drip);
+    expect(ms).toBeLessThan(4000);
+    expect(data).not.toContain('200 OK');
+  });
+
+  it('cuts off a client whose body never finishes', async () => {
+    const socket = connect(port, '127.0.0.1');
+    const closed = untilClosed(socket);
+    socket.write(
+      'POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"event":',
+    );
+    const { ms } = await closed;
+    expect(ms).toBeLessThan(5000);
+  });
+
+  it('keeps serving other clients meanwhile', async () => {
+    const res = await fetch(`${server.baseUrl}/health`);
+    expect(res.status).toBe(200);
+  });
+});
