@@ -22,6 +22,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Extra modules booted beside AppModule (test-only controllers, webhook events…). */
   imports?: ModuleImport[];
+  /** Rewrites the fresh database's URL before the app sees it (e.g. to go through a proxy). */
+  mapDatabaseUrl?: (url: string) => string | Promise<string>;
 }
 
 type ModuleImport = NonNullable<Parameters<typeof Test.createTestingModule>[0]['imports']>[number];
@@ -29,9 +31,10 @@ type ModuleImport = NonNullable<Parameters<typeof Test.createTestingModule>[0]['
 export async function startTestApp({
   env = {},
   imports = [],
+  mapDatabaseUrl = (url) => url,
 }: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  Object.assign(process.env, { DATABASE_URL: database.url, ...env });
+  Object.assign(process.env, { DATABASE_URL: await mapDatabaseUrl(database.url), ...env });
 
   // Imported only now: ConfigModule validates process.env when app.module is first evaluated.
   const { AppModule } = await import('../../src/app.module.js');
