@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { sql, type Statement, transact } from '../database/transact.js';
+import { type Statement, transact } from '../database/transact.js';
 import { counterQuery, incrementCounter } from '../pagination/counters.js';
 import { COMPANY_TYPES } from './company-type.js';
 import { CUSTOMERS_COUNTER } from './customers.service.js';
@@ -53,18 +53,20 @@ export class CustomerSeeder {
 
 /** `rows` sample customers numbered from `first` (numbers, not ids: they name the companies). */
 function insertSample(db: DataSource, first: number, rows: number): Statement {
+  // Positional placeholders built directly: named ones cost a regex pass over 10,000 of them.
   const values: string[] = [];
-  const params: Record<string, string | null> = {};
+  const params: (string | null)[] = [];
+  const placeholder = () => db.driver.createParameter('p', params.length - 1);
   for (let i = 0; i < rows; i++) {
     const n = first + i;
     const retail = n % 10 === 0;
-    params[`n${i}`] = retail ? null : `Company ${n}`;
-    params[`t${i}`] = retail ? null : COMPANY_TYPES[n % COMPANY_TYPES.length];
-    values.push(`(:n${i}, :t${i})`);
+    params.push(retail ? null : `Company ${n}`);
+    const name = placeholder();
+    params.push(retail ? null : COMPANY_TYPES[n % COMPANY_TYPES.length]);
+    values.push(`(${name}, ${placeholder()})`);
   }
-  return sql(
-    db,
-    `INSERT INTO customers (company_name, company_type) VALUES ${values.join(', ')}`,
+  return {
+    sql: `INSERT INTO customers (company_name, company_type) VALUES ${values.join(', ')}`,
     params,
-  );
+  };
 }

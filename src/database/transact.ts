@@ -1,3 +1,4 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from 'better-sqlite3';
 import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
 
@@ -109,12 +110,28 @@ function runSqlite(
   // Logged like TypeORM's own queries, so `logging` shows these statements too.
   dataSource.logger.logQuery(sql, params);
   const bound = params.map((p) => (typeof p === 'boolean' ? Number(p) : p));
-  const prepared = db.prepare(sql);
+  const prepared = prepare(db, sql);
   if (prepared.reader) {
     const rows = prepared.all(...bound) as Record<string, unknown>[];
     return { rows, affected: rows.length };
   }
   return { rows: [], affected: prepared.run(...bound).changes };
+}
+
+const STATEMENT_CACHE_SIZE = 64;
+const statementCache = new WeakMap<Database, Map<string, BetterSqlite3.Statement>>();
+
+/** Prepared once per connection: a list query or a bulk insert repeats the same SQL. */
+function prepare(db: Database, sql: string): BetterSqlite3.Statement {
+  let cache = statementCache.get(db);
+  if (!cache) statementCache.set(db, (cache = new Map()));
+  let prepared = cache.get(sql);
+  if (!prepared) {
+    prepared = db.prepare(sql);
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(sql, prepared);
+  }
+  return prepared;
 }
 
 async function runPostgres(
