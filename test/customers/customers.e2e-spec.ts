@@ -355,6 +355,11 @@ describe('customers: GET /v2/customers (paged), GET /v2/customers/{id}, POST /v2
       expect(await total()).toBe(before);
     });
 
+    it('keeps the paged total equal to COUNT(*) after every creation above', async () => {
+      const [{ n }] = await t.db.query('SELECT COUNT(*) AS n FROM customers');
+      expect(await total()).toBe(Number(n));
+    });
+
     it('answers 401 without a token and 403 without customers:write, before the body', async () => {
       const missing = await request(t.http).post('/v2/customers').send({ company: 'x' });
       expect(missing.status).toBe(401);
