@@ -1,5 +1,4 @@
-import type BetterSqlite3 from 'better-sqlite3';
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement as SqliteStatement } from 'better-sqlite3';
 import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
 
 export interface Statement {
@@ -119,10 +118,10 @@ function runSqlite(
 }
 
 const STATEMENT_CACHE_SIZE = 64;
-const statementCache = new WeakMap<Database, Map<string, BetterSqlite3.Statement>>();
+const statementCache = new WeakMap<Database, Map<string, SqliteStatement>>();
 
 /** Prepared once per connection: a list query or a bulk insert repeats the same SQL. */
-function prepare(db: Database, sql: string): BetterSqlite3.Statement {
+function prepare(db: Database, sql: string): SqliteStatement {
   let cache = statementCache.get(db);
   if (!cache) statementCache.set(db, (cache = new Map()));
   let prepared = cache.get(sql);
