@@ -6,6 +6,7 @@ import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
 import { AppValidationPipe } from './common/pipes/validation.pipe.js';
 import { Environment, validateEnvironment } from './config/environment.js';
 import { loggerParams } from './config/logger.config.js';
+import { CustomersModule } from './customers/customers.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { PaginationModule } from './pagination/pagination.module.js';
@@ -26,6 +27,7 @@ import { PaginationModule } from './pagination/pagination.module.js';
     DatabaseModule,
     HealthModule,
     PaginationModule,
+    CustomersModule,
   ],
   providers: [
     { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -1,6 +1,7 @@
 import { ApiHideProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import { IsIn, IsInt, IsObject, IsOptional, Max, Min, ValidateNested } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsIn, IsOptional, ValidateBy } from 'class-validator';
+import { NestedObject } from '../common/decorators/nested-object.decorator.js';
 
 export const DEFAULT_PAGE_SIZE = 15;
 export const MAX_PAGE_SIZE = 100;
@@ -9,6 +10,17 @@ export const MAX_PAGE_SIZE = 100;
 const toInteger = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
 
+/** One message for anything but an integer from min to max (IsInt + Min + Max would give three). */
+function IntegerBetween(min: number, max: number, message: string) {
+  return ValidateBy({
+    name: 'integerBetween',
+    validator: {
+      validate: (value) => Number.isInteger(value) && value >= min && value <= max,
+      defaultMessage: () => message,
+    },
+  });
+}
+
 const PAGE_MESSAGE = 'The page must be a positive integer.';
 const LIMIT_MESSAGE = `The limit must be between 1 and ${MAX_PAGE_SIZE}.`;
 
@@ -16,8 +28,7 @@ export class PageAttributesDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1, description: '1-indexed page.' })
   @IsOptional()
   @Transform(toInteger)
-  @IsInt({ message: PAGE_MESSAGE })
-  @Min(1, { message: PAGE_MESSAGE })
+  @IntegerBetween(1, Number.MAX_SAFE_INTEGER, PAGE_MESSAGE)
   page?: number;
 
   @ApiPropertyOptional({
@@ -29,9 +40,7 @@ export class PageAttributesDto {
   })
   @IsOptional()
   @Transform(toInteger)
-  @IsInt({ message: LIMIT_MESSAGE })
-  @Min(1, { message: LIMIT_MESSAGE })
-  @Max(MAX_PAGE_SIZE, { message: LIMIT_MESSAGE })
+  @IntegerBetween(1, MAX_PAGE_SIZE, LIMIT_MESSAGE)
   limit?: number;
 }
 
@@ -43,9 +52,10 @@ export class ResultModeDto {
 
   @ApiPropertyOptional({ type: () => PageAttributesDto })
   @IsOptional()
-  @IsObject({ message: 'The attributes must be an object: result_mode[attributes][page]=….' })
-  @ValidateNested()
-  @Type(() => PageAttributesDto)
+  @NestedObject(
+    () => PageAttributesDto,
+    'The attributes must be an object: result_mode[attributes][page]=….',
+  )
   attributes?: PageAttributesDto;
 }
 
@@ -54,9 +64,10 @@ export class PageQueryDto {
   // Documented as three bracketed parameters by @ApiPaginatedResponse instead.
   @ApiHideProperty()
   @IsOptional()
-  @IsObject({ message: 'The result_mode must be an object: result_mode[mode]=paginated.' })
-  @ValidateNested()
-  @Type(() => ResultModeDto)
+  @NestedObject(
+    () => ResultModeDto,
+    'The result_mode must be an object: result_mode[mode]=paginated.',
+  )
   result_mode?: ResultModeDto;
 }
 

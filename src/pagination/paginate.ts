@@ -1,4 +1,5 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { statementOf, transact, Work } from '../database/transact.js';
 import { Page } from './page.js';
 import type { PageRequest } from './page-query.dto.js';
 
@@ -6,8 +7,11 @@ export interface PaginateOptions {
   /** Column that orders the list (unique, indexed). Default `id`. */
   orderBy?: string;
   order?: 'ASC' | 'DESC';
-  /** An exact total cheaper than COUNT(*) (a maintained counter); otherwise COUNT on the query. */
-  count?: () => Promise<number>;
+  /**
+   * A query selecting the exact total as `total`, cheaper than COUNT(*) (a maintained counter:
+   * counterQuery() in counters.ts). It must count exactly the rows `qb` selects.
+   */
+  count?: SelectQueryBuilder<ObjectLiteral>;
 }
 
 /**
@@ -17,6 +21,11 @@ export interface PaginateOptions {
  * - when the total is known, a page in the back half is read from the other end, so the
  *   last pages cost what the first ones do;
  * - no COUNT when the page itself proves the total (a partly filled page).
+ *
+ * The total and the ids are read in one snapshot: reading from the end counts positions back
+ * from the total, so a row committed between the two reads would shift the page.
+ *
+ * `qb` must yield one row per record (no to-many joins), like any LIMIT/OFFSET query.
  */
 export async function paginate<T extends ObjectLiteral>(
   qb: SelectQueryBuilder<T>,
@@ -24,39 +33,61 @@ export async function paginate<T extends ObjectLiteral>(
   options: PaginateOptions = {},
 ): Promise<Page<T>> {
   const { limit, offset } = request;
-  const alias = qb.alias;
-  const column = `${alias}.${options.orderBy ?? 'id'}`;
+  const column = `${qb.alias}.${options.orderBy ?? 'id'}`;
   const order = options.order ?? 'ASC';
-  const flip = (o: 'ASC' | 'DESC') => (o === 'ASC' ? 'DESC' : 'ASC');
+  const countQuery = options.count;
 
-  let total = options.count ? await options.count() : undefined;
-  if (total !== undefined && offset >= total) return new Page([], total, request);
+  const { ids, total } = await transact(qb.connection, 'read', function* (): Work<{
+    ids: unknown[];
+    total: number;
+  }> {
+    const known = countQuery ? toTotal((yield statementOf(countQuery)).rows) : undefined;
+    if (known !== undefined && offset >= known) return { ids: [], total: known };
 
-  const fromEnd = total !== undefined && offset > total / 2;
-  const ids = qb
-    .clone()
-    .select(column, 'id')
-    .orderBy(column, fromEnd ? flip(order) : order);
-  if (fromEnd) {
-    const endOffset = Math.max(0, total! - offset - limit);
-    ids.offset(endOffset).limit(Math.min(limit, total! - offset));
-  } else {
-    ids.offset(offset).limit(limit);
-  }
-  const idList: unknown[] = (await ids.getRawMany<{ id: unknown }>()).map((row) => row.id);
-  if (fromEnd) idList.reverse();
+    const fromEnd = known !== undefined && offset > known / 2;
+    const idsQuery = qb
+      .clone()
+      .select(column, 'id')
+      .orderBy(column, fromEnd ? flip(order) : order);
+    if (fromEnd) {
+      idsQuery.offset(Math.max(0, known - offset - limit)).limit(Math.min(limit, known - offset));
+    } else {
+      idsQuery.offset(offset).limit(limit);
+    }
+    const ids = (yield statementOf(idsQuery)).rows.map((row) => row.id);
+    if (fromEnd) ids.reverse();
 
-  if (total === undefined) {
-    if (idList.length > 0 && idList.length < limit) total = offset + idList.length;
-    else if (idList.length === 0 && offset === 0) total = 0;
-    else total = await qb.clone().orderBy().getCount();
-  }
-  if (idList.length === 0) return new Page([], total, request);
+    if (known !== undefined) return { ids, total: known };
+    if (ids.length > 0 && ids.length < limit) return { ids, total: offset + ids.length };
+    if (ids.length === 0 && offset === 0) return { ids, total: 0 };
+    return { ids, total: toTotal((yield statementOf(countAll(qb, column))).rows) };
+  });
 
+  if (ids.length === 0) return new Page([], total, request);
   const rows = await qb
     .clone()
-    .andWhere(`${column} IN (:...pageIds)`, { pageIds: idList })
+    .andWhere(`${column} IN (:...pageIds)`, { pageIds: ids })
     .orderBy(column, order)
     .getMany();
   return new Page(rows, total, request);
+}
+
+const flip = (order: 'ASC' | 'DESC') => (order === 'ASC' ? 'DESC' : 'ASC');
+
+/** COUNT(*) of the base query; DISTINCT only when joins could repeat a record. */
+function countAll(qb: SelectQueryBuilder<ObjectLiteral>, column: string) {
+  const joined = qb.expressionMap.joinAttributes.length > 0;
+  return qb
+    .clone()
+    .orderBy()
+    .select(joined ? `COUNT(DISTINCT ${column})` : 'COUNT(*)', 'total');
+}
+
+function toTotal(rows: Record<string, unknown>[]): number {
+  // PostgreSQL answers COUNT(*) as a bigint string.
+  const total = Number(rows[0]?.total);
+  if (!Number.isSafeInteger(total) || total < 0) {
+    throw new Error(`The count query answered ${JSON.stringify(rows[0])}, not a total.`);
+  }
+  return total;
 }

@@ -1,6 +1,7 @@
 /** Error bodies of CONTRACT §2, pinned once for every test. */
 export const errors = {
   routeNotFound: { message: 'Route not found.' },
+  customerNotFound: { message: 'Customer not found.' },
   malformedJson: { message: 'The request body is malformed: it is not valid JSON.' },
   tooLarge: { message: 'The request body is larger than 1 MiB.' },
   unsupportedMediaType: {

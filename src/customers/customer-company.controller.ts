@@ -1,0 +1,49 @@
+import { Body, Controller, Get, Put } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
+import { AppValidationPipe } from '../common/pipes/validation.pipe.js';
+import { ApiDataResponse, ValidationErrorDto } from '../pagination/api-response.decorators.js';
+import { ApiCustomerId, CustomerId } from './customer-id.decorator.js';
+import { CustomersService } from './customers.service.js';
+import { CompanyDto } from './dto/company.dto.js';
+import { UpdateCompanyDto } from './dto/update-company.dto.js';
+
+@ApiTags('customers')
+@Controller('v2/customers/:customer_id/company')
+export class CustomerCompanyController {
+  private readonly validation = new AppValidationPipe();
+
+  constructor(private readonly customers: CustomersService) {}
+
+  @Get()
+  @RequireScopes('customers:read')
+  @ApiOperation({ summary: "A customer's company details (both null for a retail customer)." })
+  @ApiCustomerId()
+  @ApiDataResponse(CompanyDto)
+  async show(@CustomerId() id: number): Promise<CompanyDto> {
+    return CompanyDto.from(await this.customers.find(id));
+  }
+
+  @Put()
+  @RequireScopes('customers:write')
+  @ApiOperation({
+    summary: "Change a customer's company details: only the fields sent change.",
+  })
+  @ApiCustomerId()
+  @ApiBody({ type: UpdateCompanyDto })
+  @ApiDataResponse(CompanyDto)
+  @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
+  async update(
+    @CustomerId() id: number,
+    // Typed `unknown` so the global pipe leaves it alone: CONTRACT §2 answers an unknown
+    // customer (404) before an invalid body (422), and pipes run before this handler.
+    @Body() body: unknown,
+  ): Promise<CompanyDto> {
+    await this.customers.assertExists(id);
+    const changes = (await this.validation.transform(body, {
+      type: 'body',
+      metatype: UpdateCompanyDto,
+    })) as UpdateCompanyDto;
+    return CompanyDto.from(await this.customers.updateCompany(id, changes));
+  }
+}

@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { execute, sql, transact } from '../database/transact.js';
+import { counterQuery, incrementCounter } from '../pagination/counters.js';
+import type { Page } from '../pagination/page.js';
+import type { PageRequest } from '../pagination/page-query.dto.js';
+import { paginate } from '../pagination/paginate.js';
+import type { CompanyType } from './company-type.js';
+import { CustomerNotFoundException } from './customer-not-found.exception.js';
+import { Customer } from './customer.entity.js';
+
+/** Name of the row in `counters` that holds the exact number of customers. */
+export const CUSTOMERS_COUNTER = 'customers';
+
+export interface NewCompany {
+  name: string | null;
+  type: CompanyType | null;
+}
+
+/** The company fields to change; a field left undefined keeps its stored value. */
+export interface CompanyChanges {
+  name?: string | null;
+  type?: CompanyType;
+}
+
+const RETURNING = 'RETURNING id, company_name, company_type';
+
+@Injectable()
+export class CustomersService {
+  constructor(
+    @InjectRepository(Customer) private readonly customers: Repository<Customer>,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  list(request: PageRequest): Promise<Page<Customer>> {
+    return paginate(this.customers.createQueryBuilder('customer'), request, {
+      count: counterQuery(this.dataSource, CUSTOMERS_COUNTER),
+    });
+  }
+
+  async find(id: number): Promise<Customer> {
+    const customer = await this.customers.findOneBy({ id });
+    if (!customer) throw new CustomerNotFoundException();
+    return customer;
+  }
+
+  async assertExists(id: number): Promise<void> {
+    if (!(await this.customers.existsBy({ id }))) throw new CustomerNotFoundException();
+  }
+
+  /** Inserts the customer and counts it in one transaction, so the paged total stays exact. */
+  async create(company: NewCompany): Promise<Customer> {
+    const db = this.dataSource;
+    const row = await transact(db, 'write', function* () {
+      const inserted = yield sql(
+        db,
+        `INSERT INTO customers (company_name, company_type) VALUES (:name, :type) ${RETURNING}`,
+        { name: company.name, type: company.type },
+      );
+      yield incrementCounter(db, CUSTOMERS_COUNTER, 1);
+      return inserted.rows[0];
+    });
+    return this.toEntity(row);
+  }
+
+  /**
+   * One UPDATE naming only the columns being changed: two concurrent updates of different
+   * fields then both stick, which a read-modify-write of the whole row would not guarantee.
+   * RETURNING answers the stored values after this update in the same statement.
+   */
+  async updateCompany(id: number, changes: CompanyChanges): Promise<Customer> {
+    const assignments = [
+      changes.name !== undefined && 'company_name = :name',
+      changes.type !== undefined && 'company_type = :type',
+    ].filter(Boolean);
+    if (assignments.length === 0) return this.find(id);
+    const result = await execute(
+      this.dataSource,
+      sql(
+        this.dataSource,
+        `UPDATE customers SET ${assignments.join(', ')} WHERE id = :id ${RETURNING}`,
+        { id, name: changes.name ?? null, type: changes.type ?? null },
+      ),
+    );
+    if (result.rows.length === 0) throw new CustomerNotFoundException();
+    return this.toEntity(result.rows[0]);
+  }
+
+  private toEntity(row: Record<string, unknown>): Customer {
+    return this.customers.create({
+      id: Number(row.id),
+      companyName: row.company_name as string | null,
+      companyType: row.company_type as CompanyType | null,
+    });
+  }
+}

@@ -1,0 +1,26 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { COMPANY_TYPES, type CompanyType } from '../company-type.js';
+import type { Customer } from '../customer.entity.js';
+
+/** The customer company resource (SPEC): both null for a retail customer. */
+export class CompanyDto {
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'Acme Ltd',
+    description: 'Company name; null for a retail customer.',
+  })
+  name: string | null;
+
+  @ApiProperty({
+    enum: COMPANY_TYPES,
+    nullable: true,
+    example: 'limited-company',
+    description: 'Company type; null for a retail customer.',
+  })
+  type: CompanyType | null;
+
+  static from(customer: Customer): CompanyDto {
+    return { name: customer.companyName, type: customer.companyType };
+  }
+}

@@ -1,0 +1,32 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional } from 'class-validator';
+import { NestedObject } from '../../common/decorators/nested-object.decorator.js';
+import { COMPANY_TYPES, type CompanyType } from '../company-type.js';
+import { IsCompanyName, IsCompanyType, NAME_MAX_LENGTH } from './company.validators.js';
+
+/** A new customer's company: a field left out is null, as it is for a retail customer. */
+export class NewCompanyDto {
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    minLength: 1,
+    maxLength: NAME_MAX_LENGTH,
+    example: 'Acme Ltd',
+  })
+  @IsOptional()
+  @IsCompanyName()
+  name?: string | null;
+
+  @ApiPropertyOptional({ enum: COMPANY_TYPES, nullable: true, example: 'limited-company' })
+  @IsOptional()
+  @IsCompanyType({ nullable: true })
+  type?: CompanyType | null;
+}
+
+/** POST /v2/customers: without `company` the customer is a retail one (CONTRACT §5). */
+export class CreateCustomerDto {
+  @ApiPropertyOptional({ type: () => NewCompanyDto })
+  @IsOptional()
+  @NestedObject(() => NewCompanyDto, 'The company must be an object.')
+  company?: NewCompanyDto | null;
+}

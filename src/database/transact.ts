@@ -1,0 +1,142 @@
+import type { Database, Statement as SqliteStatement } from 'better-sqlite3';
+import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
+
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+export interface StatementResult {
+  rows: Record<string, unknown>[];
+  /** Rows inserted, updated or deleted (or returned, for a statement with RETURNING). */
+  affected: number;
+}
+
+/**
+ * A unit of work written once for both databases: it yields each statement and receives its
+ * result, so the same steps can run synchronously on SQLite and asynchronously on PostgreSQL.
+ */
+export type Work<T> = Generator<Statement, T, StatementResult>;
+
+/** `text` with `:name` / `:...list` parameters, in the driver's own placeholder style. */
+export function sql(
+  dataSource: DataSource,
+  text: string,
+  parameters: ObjectLiteral = {},
+): Statement {
+  const [query, params] = dataSource.driver.escapeQueryWithParameters(text, parameters);
+  return { sql: query, params };
+}
+
+export function statementOf(qb: SelectQueryBuilder<ObjectLiteral>): Statement {
+  const [query, params] = qb.getQueryAndParameters();
+  return { sql: query, params };
+}
+
+/**
+ * Runs `work` as one transaction: `write` for changes that must land together (a row and the
+ * counter that counts it), `read` for several reads that must see one snapshot (a total and the
+ * page it describes).
+ *
+ * Why not `dataSource.transaction()`: TypeORM's better-sqlite3 driver shares ONE connection
+ * between all requests, and its async query runner yields between statements, so another
+ * request's statements would run inside this transaction (and a second transaction would become
+ * a savepoint of the first). On SQLite the work therefore runs synchronously in better-sqlite3's
+ * own transaction, where nothing can interleave; PostgreSQL gets a pooled connection of its own.
+ */
+export async function transact<T>(
+  dataSource: DataSource,
+  mode: 'read' | 'write',
+  work: () => Work<T>,
+): Promise<T> {
+  const sqlite = sqliteConnection(dataSource);
+  if (sqlite) {
+    const run = sqlite.transaction(() =>
+      drive(work(), (statement) => runSqlite(dataSource, sqlite, statement)),
+    );
+    // IMMEDIATE takes the write lock up front: no lock upgrade that could fail half-way.
+    return mode === 'write' ? run.immediate() : run.deferred();
+  }
+
+  const runner = dataSource.createQueryRunner('master');
+  try {
+    // REPEATABLE READ: every read of the work sees the same snapshot.
+    await runner.startTransaction(mode === 'read' ? 'REPEATABLE READ' : undefined);
+    const steps = work();
+    let step = steps.next();
+    while (!step.done) step = steps.next(await runPostgres(runner, step.value));
+    await runner.commitTransaction();
+    return step.value;
+  } catch (error) {
+    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+    throw error;
+  } finally {
+    await runner.release();
+  }
+}
+
+/** One statement, atomic by itself (e.g. UPDATE … RETURNING), without a transaction around it. */
+export async function execute(
+  dataSource: DataSource,
+  statement: Statement,
+): Promise<StatementResult> {
+  const sqlite = sqliteConnection(dataSource);
+  if (sqlite) return runSqlite(dataSource, sqlite, statement);
+  const runner = dataSource.createQueryRunner('master');
+  try {
+    return await runPostgres(runner, statement);
+  } finally {
+    await runner.release();
+  }
+}
+
+function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {
+  let step = steps.next();
+  while (!step.done) step = steps.next(run(step.value));
+  return step.value;
+}
+
+function sqliteConnection(dataSource: DataSource): Database | undefined {
+  if (dataSource.options.type !== 'better-sqlite3') return undefined;
+  return (dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
+}
+
+function runSqlite(
+  dataSource: DataSource,
+  db: Database,
+  { sql, params }: Statement,
+): StatementResult {
+  // Logged like TypeORM's own queries, so `logging` shows these statements too.
+  dataSource.logger.logQuery(sql, params);
+  const bound = params.map((p) => (typeof p === 'boolean' ? Number(p) : p));
+  const prepared = prepare(db, sql);
+  if (prepared.reader) {
+    const rows = prepared.all(...bound) as Record<string, unknown>[];
+    return { rows, affected: rows.length };
+  }
+  return { rows: [], affected: prepared.run(...bound).changes };
+}
+
+const STATEMENT_CACHE_SIZE = 64;
+const statementCache = new WeakMap<Database, Map<string, SqliteStatement>>();
+
+/** Prepared once per connection: a list query or a bulk insert repeats the same SQL. */
+function prepare(db: Database, sql: string): SqliteStatement {
+  let cache = statementCache.get(db);
+  if (!cache) statementCache.set(db, (cache = new Map()));
+  let prepared = cache.get(sql);
+  if (!prepared) {
+    prepared = db.prepare(sql);
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(sql, prepared);
+  }
+  return prepared;
+}
+
+async function runPostgres(
+  runner: QueryRunner,
+  { sql, params }: Statement,
+): Promise<StatementResult> {
+  const result = await runner.query(sql, params, true);
+  return { rows: result.records ?? [], affected: result.affected ?? 0 };
+}
