@@ -1,8 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
-import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { Environment } from '../config/environment.js';
 import { AccessTokenService } from './access-tokens.service.js';
 import { ClientsService } from './clients.service.js';
 import { OAuthClient } from './oauth-client.entity.js';
@@ -24,16 +21,7 @@ import { WellKnownController } from './well-known.controller.js';
  * Other modules protect routes with @RequireScopes() and read @CurrentPrincipal().
  */
 @Module({
-  imports: [
-    TypeOrmModule.forFeature([OAuthClient, User, RevokedToken, SigningKey]),
-    // Per-address limit of the /oauth endpoints; failed attempts are limited in the services.
-    ThrottlerModule.forRootAsync({
-      inject: [ConfigService],
-      useFactory: (config: ConfigService<Environment, true>) => [
-        { ttl: 60_000, limit: config.get('THROTTLE_TOKEN_PER_IP', { infer: true }) },
-      ],
-    }),
-  ],
+  imports: [TypeOrmModule.forFeature([OAuthClient, User, RevokedToken, SigningKey])],
   controllers: [OAuthController, WellKnownController],
   providers: [
     SigningKeysService,

@@ -4,7 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { Repository } from 'typeorm';
 import type { Environment } from '../config/environment.js';
-import { FailureLimiter } from './failure-limiter.js';
+import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import type { GrantType } from './grant-types.js';
 import { OAuthClient } from './oauth-client.entity.js';
 import type { ClientCredentials } from './oauth-request.js';
@@ -30,7 +30,7 @@ const PLAUSIBLE_ID = /^[\x21-\x7e]{1,64}$/;
 
 @Injectable()
 export class ClientsService {
-  private readonly failures: FailureLimiter;
+  private readonly failures: FixedWindowLimiter;
 
   constructor(
     @InjectRepository(OAuthClient) private readonly clients: Repository<OAuthClient>,
@@ -38,7 +38,7 @@ export class ClientsService {
     private readonly verifier: TokenVerifier,
     config: ConfigService<Environment, true>,
   ) {
-    this.failures = new FailureLimiter(
+    this.failures = new FixedWindowLimiter(
       config.get('THROTTLE_TOKEN_FAILURES_PER_CLIENT', { infer: true }),
     );
   }
@@ -94,7 +94,7 @@ export class ClientsService {
       : null;
     const secretMatches = verifyClientSecret(clientSecret, client?.secretHash);
     if (!client || !secretMatches || client.disabled) {
-      this.failures.recordFailure(clientId);
+      this.failures.record(clientId);
       throw new InvalidClientException(usedBasic);
     }
     return client;

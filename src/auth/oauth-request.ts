@@ -61,11 +61,11 @@ export function readClientCredentials(
     }
     return basic;
   }
-  return {
-    clientId: required(params, 'client_id'),
-    clientSecret: required(params, 'client_secret'),
-    usedBasic: false,
-  };
+  // RFC 6749 §5.2: no client authentication at all is invalid_client, like a wrong one.
+  if (params.client_id === undefined || params.client_secret === undefined) {
+    throw new InvalidClientException(false);
+  }
+  return { clientId: params.client_id, clientSecret: params.client_secret, usedBasic: false };
 }
 
 function parseBasic(header: string): ClientCredentials {

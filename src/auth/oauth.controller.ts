@@ -9,13 +9,13 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { ThrottlerGuard } from '@nestjs/throttler';
 import { RawResponse } from '../pagination/envelope.interceptor.js';
 import { ClientsService } from './clients.service.js';
 import { IntrospectionResponseDto } from './dto/introspection-response.dto.js';
 import { OAuthErrorDto, TooManyRequestsDto } from './dto/oauth-error.dto.js';
 import { TokenOperationRequestDto } from './dto/token-operation-request.dto.js';
 import { TokenRequestDto } from './dto/token-request.dto.js';
+import { AddressThrottleGuard } from './guards/address-throttle.guard.js';
 import { TokenResponseDto } from './dto/token-response.dto.js';
 import { readClientCredentials, readParams, required } from './oauth-request.js';
 import { RevocationService } from './revocation.service.js';
@@ -44,7 +44,7 @@ const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
  */
 @ApiTags('oauth')
 @RawResponse()
-@UseGuards(ThrottlerGuard)
+@UseGuards(AddressThrottleGuard)
 @Controller('oauth')
 @ApiTooManyRequestsResponse({ type: TooManyRequestsDto, description: 'Throttled.' })
 export class OAuthController {

@@ -3,7 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import type { Environment } from '../config/environment.js';
-import { FailureLimiter } from './failure-limiter.js';
+import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import {
   InvalidGrantException,
   TooManyAttemptsException,
@@ -25,13 +25,13 @@ export function isPlausibleUsername(username: string): boolean {
 /** Resource owners of the password grant. */
 @Injectable()
 export class UsersService {
-  private readonly failures: FailureLimiter;
+  private readonly failures: FixedWindowLimiter;
 
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     config: ConfigService<Environment, true>,
   ) {
-    this.failures = new FailureLimiter(
+    this.failures = new FixedWindowLimiter(
       config.get('THROTTLE_TOKEN_FAILURES_PER_USER', { infer: true }),
     );
   }
@@ -58,7 +58,7 @@ export class UsersService {
 
     const user = isPlausibleUsername(username) ? await this.users.findOneBy({ username }) : null;
     if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
-      this.failures.recordFailure(username);
+      this.failures.record(username);
       throw new InvalidGrantException();
     }
     return user;

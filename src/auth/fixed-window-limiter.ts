@@ -1,38 +1,41 @@
 /**
- * Counts failed attempts per key (a client id, a username) in fixed one-minute windows that
- * start at the first failure. Successes are not counted: only guessing is throttled, so a busy
- * client with the right secret is never locked out. @nestjs/throttler counts every request a
- * guard sees, before the outcome is known, so it cannot express this.
+ * Counts events per key (a client id's failed attempts, an address's requests) in fixed
+ * one-minute windows that start at the key's first event; past `max` events the key is refused
+ * until its window ends. In memory, per instance.
+ *
+ * Why not @nestjs/throttler: it counts every request a guard sees, before the outcome is known, so
+ * it cannot count failures only; and it is CommonJS requiring the ESM-only @nestjs/common, which
+ * jest's ESM loader cannot do on Node 20 (Node itself can).
  */
-export class FailureLimiter {
-  private readonly windows = new Map<string, { failures: number; resetAt: number }>();
+export class FixedWindowLimiter {
+  private readonly windows = new Map<string, { count: number; resetAt: number }>();
 
   constructor(
-    private readonly maxFailures: number,
+    private readonly max: number,
     private readonly windowMs = 60_000,
     // Keys are caller-chosen (any client id can be tried), so the map is bounded too.
     private readonly maxKeys = 100_000,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Seconds until `key` may try again, or 0 when it may try now. */
+  /** Seconds until `key` may go on, or 0 when it may go on now. */
   retryAfter(key: string): number {
     const window = this.windows.get(this.normalize(key));
     const now = this.now();
-    if (!window || window.resetAt <= now || window.failures < this.maxFailures) return 0;
+    if (!window || window.resetAt <= now || window.count < this.max) return 0;
     return Math.max(1, Math.ceil((window.resetAt - now) / 1000));
   }
 
-  recordFailure(key: string): void {
+  record(key: string): void {
     const k = this.normalize(key);
     const now = this.now();
     const window = this.windows.get(k);
     if (window && window.resetAt > now) {
-      window.failures++;
+      window.count++;
       return;
     }
     this.windows.delete(k);
-    this.windows.set(k, { failures: 1, resetAt: now + this.windowMs });
+    this.windows.set(k, { count: 1, resetAt: now + this.windowMs });
     if (this.windows.size > this.maxKeys) this.evict(now);
   }
 
