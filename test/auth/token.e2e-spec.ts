@@ -10,7 +10,7 @@ import {
 } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { noStore, oauthErrors } from '../support/responses.js';
-import { UNTHROTTLED } from './fixtures/limits.js';
+import { UNTHROTTLED } from './limits.js';
 
 /** POST /oauth/token: CONTRACT §3, every success and error row. */
 describe('POST /oauth/token', () => {
