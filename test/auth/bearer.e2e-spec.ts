@@ -68,6 +68,18 @@ describe('bearer tokens', () => {
     expect(res.body.data).toMatchObject({ clientId: client.clientId, userId: String(user.id) });
   });
 
+  it('checks tokens without the database: they still verify while it is unreachable', async () => {
+    const fresh = await issueToken(t, client, ['customers:read']);
+    await t.db.destroy();
+    try {
+      await get(`Bearer ${token}`).expect(200); // verified before: from the cache
+      await get(`Bearer ${fresh}`).expect(200); // never seen: signature checked in memory
+      expectInvalid(await get(`Bearer ${fresh}x`));
+    } finally {
+      await t.db.initialize();
+    }
+  });
+
   describe('missing token: 401, WWW-Authenticate: Bearer realm="api"', () => {
     it('no Authorization header', async () => {
       expectMissing(await get());
