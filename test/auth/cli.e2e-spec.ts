@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import request from 'supertest';
 import {
@@ -11,6 +12,9 @@ import { runNode } from '../support/processes.js';
 import { oauthErrors } from '../support/responses.js';
 import { UNTHROTTLED } from './limits.js';
 import { ProtectedModule } from './protected.module.js';
+
+// Each test runs the built CLI or server as separate processes, seconds each on a busy machine.
+jest.setTimeout(90000);
 
 /** CONTRACT §8's auth commands, run as built (npm test builds dist/ first), on a running app's database. */
 describe('auth CLI commands', () => {

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { ConfigService } from '@nestjs/config';
 import { decodeProtectedHeader } from 'jose';
 import { generateKeyPairSync } from 'node:crypto';
@@ -14,6 +15,9 @@ import { startTestApp, TestApp } from '../support/app.js';
 import { createTestDatabase } from '../support/database.js';
 import { runNode, startServer } from '../support/processes.js';
 import { UNTHROTTLED } from './limits.js';
+
+// Each test runs the built CLI or server as separate processes, seconds each on a busy machine.
+jest.setTimeout(90000);
 
 function pem(type: 'ec' | 'rsa'): string {
   const { privateKey } =
