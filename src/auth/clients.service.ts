@@ -46,18 +46,17 @@ export class ClientsService {
   /** Registers a client; the secret is returned here once and stored only as a hash. */
   async create(input: NewClient): Promise<{ clientId: string; clientSecret: string }> {
     const clientSecret = generateClientSecret();
-    const client = await this.clients.save(
-      this.clients.create({
-        id: randomUUID(),
-        name: input.name,
-        secretHash: hashClientSecret(clientSecret),
-        grants: [...new Set(input.grants)],
-        scopes: [...new Set(input.scopes)],
-        disabled: false,
-        tokensNotBefore: null,
-        createdAt: Date.now(),
-      }),
-    );
+    const client = this.clients.create({
+      id: randomUUID(),
+      name: input.name,
+      secretHash: hashClientSecret(clientSecret),
+      grants: [...new Set(input.grants)],
+      scopes: [...new Set(input.scopes)],
+      disabled: false,
+      tokensNotBefore: null,
+      createdAt: Date.now(),
+    });
+    await this.clients.insert(client);
     this.state.clientChanged(client);
     return { clientId: client.id, clientSecret };
   }

@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { calculateJwkThumbprint, importJWK, importPKCS8, type JWK } from 'jose';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { Repository } from 'typeorm';
+import { ApiException } from '../common/exceptions/api.exception.js';
 import { Environment, InvalidEnvironmentError } from '../config/environment.js';
 import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
 
@@ -20,6 +21,15 @@ export interface SignerKey {
   kid: string;
   alg: string;
   key: Key;
+}
+
+/** The database holds a signing key this process cannot read (edited by hand, or corrupted). */
+export class UnusableStoredKeyException extends ApiException {
+  readonly status = 500;
+
+  constructor(kid: string) {
+    super(`The signing key ${kid} stored in oauth_signing_keys cannot be used.`);
+  }
 }
 
 const BAD_KEY =
@@ -66,7 +76,7 @@ export class SigningKeysService implements OnModuleInit {
 
   async load(): Promise<void> {
     const configured = this.config.get('TOKEN_SIGNING_KEY', { infer: true });
-    const fromConfig = configured ? await material(parsePem(configured)) : undefined;
+    const fromConfig = configured ? await material(parseConfiguredKey(configured)) : undefined;
 
     let rows = await this.keys.find({ order: { createdAt: 'ASC' } });
     if (!fromConfig && !rows.some((row) => row.slot === SIGNING_SLOT)) {
@@ -75,17 +85,14 @@ export class SigningKeysService implements OnModuleInit {
     }
 
     this.verifiers.clear();
+    let stored: SignerKey | undefined;
     for (const row of rows) {
-      const m = await material(parsePem(row.privateKey));
+      const m = await material(parseStoredKey(row));
       this.verifiers.set(m.kid, m.verification);
+      if (row.slot === SIGNING_SLOT) stored = m.signer;
     }
-    if (fromConfig) {
-      this.verifiers.set(fromConfig.kid, fromConfig.verification);
-      this.signer = fromConfig.signer;
-    } else {
-      const row = rows.find((r) => r.slot === SIGNING_SLOT)!;
-      this.signer = (await material(parsePem(row.privateKey))).signer;
-    }
+    if (fromConfig) this.verifiers.set(fromConfig.kid, fromConfig.verification);
+    this.signer = fromConfig?.signer ?? stored!;
   }
 
   /**
@@ -111,12 +118,22 @@ export class SigningKeysService implements OnModuleInit {
   }
 }
 
-function parsePem(pem: string): KeyObject {
+function parseConfiguredKey(pem: string): KeyObject {
   try {
     // Environment variables often carry a PEM with its newlines escaped.
     return createPrivateKey(pem.includes('\\n') ? pem.replace(/\\n/g, '\n') : pem);
   } catch {
     throw new InvalidEnvironmentError(BAD_KEY);
+  }
+}
+
+function parseStoredKey(row: SigningKey): KeyObject {
+  try {
+    const key = createPrivateKey(row.privateKey);
+    algorithmOf(key);
+    return key;
+  } catch {
+    throw new UnusableStoredKeyException(row.kid);
   }
 }
 

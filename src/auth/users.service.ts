@@ -38,13 +38,18 @@ export class UsersService {
 
   async create(username: string, password: string): Promise<{ id: number; username: string }> {
     if (await this.users.existsBy({ username })) throw new UsernameTakenException();
-    const user = await this.users.save(
-      this.users.create({
-        username,
-        passwordHash: await hashPassword(password),
-        createdAt: Date.now(),
-      }),
-    );
+    const user = this.users.create({
+      username,
+      passwordHash: await hashPassword(password),
+      createdAt: Date.now(),
+    });
+    try {
+      await this.users.insert(user);
+    } catch (error) {
+      // Created meanwhile by someone else: the unique index refused the second one.
+      if (await this.users.existsBy({ username })) throw new UsernameTakenException();
+      throw error;
+    }
     return { id: user.id, username: user.username };
   }
 
