@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
 import { AppValidationPipe } from './common/pipes/validation.pipe.js';
 import { Environment, validateEnvironment } from './config/environment.js';
@@ -26,6 +27,7 @@ import { PaginationModule } from './pagination/pagination.module.js';
     }),
     DatabaseModule,
     HealthModule,
+    AuthModule,
     PaginationModule,
     CustomersModule,
   ],

@@ -103,6 +103,8 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       )
       .setVersion('2')
       .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+      // OAuth client authentication (client_secret_basic) at the /oauth endpoints.
+      .addBasicAuth({ type: 'http', scheme: 'basic' }, 'client_basic')
       .build(),
   );
   SwaggerModule.setup('docs', app, document, {

@@ -6,3 +6,6 @@ export const SCOPES = [
   'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
+
+export const isScope = (value: string): value is Scope =>
+  (SCOPES as readonly string[]).includes(value);

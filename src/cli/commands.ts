@@ -1,3 +1,4 @@
+import { authCommands } from '../auth/auth.commands.js';
 import { customersCreateCommand, customersSeedCommand } from '../customers/customers.commands.js';
 import { dbStatusCommand } from '../database/database.commands.js';
 import type { CliCommand } from './cli-command.js';
@@ -5,6 +6,7 @@ import type { CliCommand } from './cli-command.js';
 /** Every command of `npm run cli -- <command>`; each module exports its own. */
 export const commands: CliCommand[] = [
   dbStatusCommand,
+  ...authCommands,
   customersCreateCommand,
   customersSeedCommand,
 ];

@@ -1,5 +1,9 @@
+import { OAuthClient } from '../auth/oauth-client.entity.js';
+import { RevokedToken } from '../auth/revoked-token.entity.js';
+import { SigningKey } from '../auth/signing-key.entity.js';
+import { User } from '../auth/user.entity.js';
 import { Customer } from '../customers/customer.entity.js';
 import { Counter } from '../pagination/counter.entity.js';
 
 /** Every TypeORM entity of the service; listed (not globbed) so every runner loads the same set. */
-export const entities = [Customer, Counter];
+export const entities = [Customer, Counter, OAuthClient, User, RevokedToken, SigningKey];

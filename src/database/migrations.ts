@@ -1,5 +1,16 @@
 import { CreateCustomers1763800000000 } from './migrations/1763800000000-CreateCustomers.js';
 import { CreateCounters1763800002000 } from './migrations/1763800002000-CreateCounters.js';
+import { CreateOAuthClients1763800001000 } from './migrations/1763800001000-CreateOAuthClients.js';
+import { CreateOAuthUsers1763800001001 } from './migrations/1763800001001-CreateOAuthUsers.js';
+import { CreateOAuthRevokedTokens1763800001002 } from './migrations/1763800001002-CreateOAuthRevokedTokens.js';
+import { CreateOAuthSigningKeys1763800001003 } from './migrations/1763800001003-CreateOAuthSigningKeys.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
-export const migrations = [CreateCustomers1763800000000, CreateCounters1763800002000];
+export const migrations = [
+  CreateCustomers1763800000000,
+  CreateOAuthClients1763800001000,
+  CreateOAuthUsers1763800001001,
+  CreateOAuthRevokedTokens1763800001002,
+  CreateOAuthSigningKeys1763800001003,
+  CreateCounters1763800002000,
+];

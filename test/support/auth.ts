@@ -1,11 +1,21 @@
+import { AccessTokenService } from '../../src/auth/access-tokens.service.js';
 import type { Scope } from '../../src/auth/scopes.js';
+import { createClient, issueToken } from '../factories/client.factory.js';
 import type { TestApp } from './app.js';
 
 /**
- * `Authorization` header value for a token holding `scopes`.
- * STUB until the AuthModule lands: the real version obtains a token from POST /oauth/token.
+ * `Authorization` header value for a real access token holding `scopes`: a new client is
+ * registered for them and obtains the token from POST /oauth/token (client_credentials).
  */
-export async function authHeader(_t: TestApp, scopes: Scope[]): Promise<string> {
-  const principal = { clientId: 'test-client', userId: null, scopes, tokenId: 'test' };
-  return `Bearer stub.${Buffer.from(JSON.stringify(principal)).toString('base64url')}`;
+export async function authHeader(t: TestApp, scopes: Scope[]): Promise<string> {
+  const client = await createClient(t, { scopes, grants: ['client_credentials'] });
+  if (scopes.length === 0) {
+    // The token endpoint requires a scope, so a scope-less token (for 403 tests) is signed
+    // directly, by the same service, for that real client.
+    const token = await t.app
+      .get(AccessTokenService)
+      .sign({ clientId: client.clientId, subject: client.clientId, scopes: [] });
+    return `Bearer ${token}`;
+  }
+  return `Bearer ${await issueToken(t, client)}`;
 }

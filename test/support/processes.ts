@@ -44,13 +44,17 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the built server (dist/src/main.js) and waits until GET /health answers 200. */
+/**
+ * Starts the built server (dist/src/main.js, or another entry script that serves the same app)
+ * and waits until GET /health answers 200.
+ */
 export async function startServer(
   env: Record<string, string>,
   timeoutMs = 20000,
+  script = 'dist/src/main.js',
 ): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [resolve(ROOT, 'dist/src/main.js')], {
+  const child = spawn(process.execPath, [resolve(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,8 +11,57 @@ export const errors = {
   tooManyRequests: { message: 'Too many requests.' },
   databaseUnavailable: { message: 'The service is temporarily unavailable.' },
   notReady: { message: 'The database cannot be reached.' },
+  unauthenticated: { message: 'Unauthenticated.' },
+  invalidToken: { message: 'The access token is invalid, expired or revoked.' },
+  insufficientScope: { message: 'The token does not grant the scope this action needs.' },
   invalid: (fields: Record<string, string[]>) => ({
     message: 'The given data was invalid.',
     errors: fields,
   }),
 } as const;
+
+/** RFC 6750 WWW-Authenticate challenges of CONTRACT §4. */
+export const bearerChallenges = {
+  missing: 'Bearer realm="api"',
+  invalidToken: 'Bearer realm="api", error="invalid_token"',
+  insufficientScope: (scopes: string) =>
+    `Bearer realm="api", error="insufficient_scope", scope="${scopes}"`,
+} as const;
+
+const oauth = (error: string, description: string) => ({ error, error_description: description });
+
+/** RFC 6749 §5.2 bodies of the /oauth endpoints (CONTRACT §3). */
+export const oauthErrors = {
+  invalidRequest: (description: string) => oauth('invalid_request', description),
+  missingParameter: (name: string) =>
+    oauth('invalid_request', `The ${name} parameter is required.`),
+  repeatedParameter: (name: string) =>
+    oauth('invalid_request', `The ${name} parameter must not be repeated.`),
+  notAString: (name: string) => oauth('invalid_request', `The ${name} parameter must be a string.`),
+  bodyNotObject: oauth('invalid_request', 'The request body must be a JSON object or a form.'),
+  unsupportedBody: oauth(
+    'invalid_request',
+    'The request body must be JSON or application/x-www-form-urlencoded.',
+  ),
+  malformedJson: oauth('invalid_request', 'The request body is malformed: it is not valid JSON.'),
+  credentialsTwice: oauth(
+    'invalid_request',
+    'Send the client credentials either with HTTP Basic or in the body, not both.',
+  ),
+  invalidClient: oauth('invalid_client', 'Client authentication failed.'),
+  invalidGrant: oauth('invalid_grant', 'The username or password is incorrect.'),
+  grantNotAllowed: (grant: string) =>
+    oauth('unauthorized_client', `This client may not use the ${grant} grant.`),
+  notYourToken: oauth('unauthorized_client', 'The token was not issued to this client.'),
+  unsupportedGrantType: oauth(
+    'unsupported_grant_type',
+    'The grant_type must be client_credentials or password.',
+  ),
+  invalidScope: oauth(
+    'invalid_scope',
+    'The requested scope is empty, unknown or not allowed for this client.',
+  ),
+} as const;
+
+/** Headers every answer of the /oauth endpoints carries (RFC 6749 §5.1). */
+export const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;

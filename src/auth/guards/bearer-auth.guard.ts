@@ -1,7 +1,9 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { AuthGuard } from '@nestjs/passport';
 import { ApiException } from '../../common/exceptions/api.exception.js';
 import type { Principal } from '../principal.js';
 
+/** 401 with RFC 6750's challenge: a bare one without a token, `invalid_token` for a bad one. */
 export class UnauthenticatedException extends ApiException {
   readonly status = 401;
   constructor(invalidToken: boolean) {
@@ -13,26 +15,17 @@ export class UnauthenticatedException extends ApiException {
 }
 
 /**
- * STUB until the AuthModule lands (issue 3): accepts `Bearer stub.<base64url JSON Principal>`.
- * The real guard verifies the signed JWT; routes and tests only rely on the interface:
- * 401 with WWW-Authenticate, and `request.user` set to the Principal.
+ * Requires `Authorization: Bearer <access token>` (the BearerStrategy) and sets `request.user`
+ * to the token's Principal. Use through @RequireScopes(), which adds the scope check.
  */
 @Injectable()
-export class BearerAuthGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<{
-      headers: Record<string, string | undefined>;
-      user?: Principal;
-    }>();
-    const header = request.headers.authorization;
-    if (!header) throw new UnauthenticatedException(false);
-    const match = /^Bearer stub\.([A-Za-z0-9_-]+)$/.exec(header);
-    if (!match) throw new UnauthenticatedException(true);
-    try {
-      request.user = JSON.parse(Buffer.from(match[1], 'base64url').toString()) as Principal;
-    } catch {
-      throw new UnauthenticatedException(true);
-    }
-    return true;
+export class BearerAuthGuard extends AuthGuard('bearer') {
+  override handleRequest<TUser = Principal>(err: unknown, user: unknown, info: unknown): TUser {
+    if (err) throw err;
+    if (user) return user as TUser;
+    // passport-http-bearer fails a request without a token with the bare challenge string; a
+    // refused token with error="invalid_token"; a malformed header with status 400 (no challenge).
+    const noToken = typeof info === 'string' && !info.includes('error=');
+    throw new UnauthenticatedException(!noToken);
   }
 }

@@ -21,6 +21,8 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 
 /** Routes that speak RFC 6749 §5.2 errors ({error, error_description}) instead of CONTRACT §2's. */
 const OAUTH_ROUTE = /^\/oauth\//;
+/** RFC 6749 §5.1: no answer of the OAuth endpoints may be cached, errors included. */
+const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 interface Rendered {
   status: number;
@@ -47,8 +49,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (!request.routeOptions?.url && [400, 413, 415].includes(rendered.status)) {
       rendered = plain(404);
     }
-    if (OAUTH_ROUTE.test(request.url) && !(exception instanceof ApiException)) {
-      rendered = asOAuthError(rendered);
+    if (OAUTH_ROUTE.test(request.url)) {
+      if (!(exception instanceof ApiException)) rendered = asOAuthError(rendered);
+      rendered = { ...rendered, headers: { ...rendered.headers, ...NO_STORE } };
     }
     if (reply.sent) return;
     if (rendered.status === 429 && reply.getHeader('retry-after') !== undefined) {
@@ -102,9 +105,13 @@ function asOAuthError(rendered: Rendered): Rendered {
       : rendered;
   }
   if (status === 404) return rendered;
+  const description =
+    status === 415
+      ? 'The request body must be JSON or application/x-www-form-urlencoded.'
+      : String(rendered.body.message);
   return {
     status: 400,
     headers: rendered.headers,
-    body: { error: 'invalid_request', error_description: String(rendered.body.message) },
+    body: { error: 'invalid_request', error_description: description },
   };
 }

@@ -1,0 +1,104 @@
+import { CliUsageError, type CliCommand, type CliValues } from '../cli/cli-command.js';
+import { ClientsService } from './clients.service.js';
+import { GRANT_TYPES, isGrantType } from './grant-types.js';
+import { RevocationService } from './revocation.service.js';
+import { isScope, SCOPES } from './scopes.js';
+import { isPlausibleUsername, UsersService } from './users.service.js';
+
+function text(values: CliValues, flag: string): string {
+  const value = values[flag];
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new CliUsageError(`--${flag} is required.`);
+  return value;
+}
+
+function list(value: string, separator: RegExp) {
+  return [...new Set(value.split(separator).filter(Boolean))];
+}
+
+export const clientsCreateCommand: CliCommand = {
+  name: 'clients:create',
+  usage: 'clients:create --name <name> --scopes "<s1 s2>" [--grants client_credentials,password]',
+  options: {
+    name: { type: 'string' },
+    scopes: { type: 'string' },
+    grants: { type: 'string' },
+  },
+  context: 'app',
+  async run({ app, values }) {
+    const name = text(values, 'name');
+    if (name.length > 255) throw new CliUsageError('--name must be at most 255 characters.');
+    const scopes = list(text(values, 'scopes'), /[\s,]+/);
+    const unknownScopes = scopes.filter((s) => !isScope(s));
+    if (unknownScopes.length) {
+      throw new CliUsageError(
+        `Unknown scope ${unknownScopes.join(', ')}; scopes are: ${SCOPES.join(' ')}.`,
+      );
+    }
+    const grants = list((values.grants as string | undefined) ?? 'client_credentials', /[\s,]+/);
+    const unknownGrants = grants.filter((g) => !isGrantType(g));
+    if (unknownGrants.length || grants.length === 0) {
+      throw new CliUsageError(`--grants must list some of: ${GRANT_TYPES.join(', ')}.`);
+    }
+    const created = await app!.get(ClientsService).create({
+      name,
+      scopes: scopes.filter(isScope),
+      grants: grants.filter(isGrantType),
+    });
+    return { client_id: created.clientId, client_secret: created.clientSecret };
+  },
+};
+
+export const clientsDisableCommand: CliCommand = {
+  name: 'clients:disable',
+  usage: 'clients:disable --client-id <id>',
+  options: { 'client-id': { type: 'string' } },
+  context: 'app',
+  async run({ app, values }) {
+    const { clientId, tokensNotBefore } = await app!
+      .get(ClientsService)
+      .disable(text(values, 'client-id'));
+    return {
+      client_id: clientId,
+      disabled: true,
+      tokens_not_before: new Date(tokensNotBefore * 1000).toISOString(),
+    };
+  },
+};
+
+export const usersCreateCommand: CliCommand = {
+  name: 'users:create',
+  usage: 'users:create --username <u> --password <p>',
+  options: { username: { type: 'string' }, password: { type: 'string' } },
+  context: 'app',
+  async run({ app, values }) {
+    const username = text(values, 'username');
+    if (!isPlausibleUsername(username)) {
+      throw new CliUsageError('--username must be at most 255 printable characters.');
+    }
+    return app!.get(UsersService).create(username, text(values, 'password'));
+  },
+};
+
+export const tokensRevokeCommand: CliCommand = {
+  name: 'tokens:revoke',
+  usage: 'tokens:revoke --token <jwt>',
+  options: { token: { type: 'string' } },
+  context: 'app',
+  async run({ app, values }) {
+    const claims = await app!.get(RevocationService).revoke(text(values, 'token'));
+    return {
+      revoked: true,
+      jti: claims.jti,
+      client_id: claims.client_id,
+      expires_at: new Date(claims.exp * 1000).toISOString(),
+    };
+  },
+};
+
+export const authCommands = [
+  clientsCreateCommand,
+  clientsDisableCommand,
+  usersCreateCommand,
+  tokensRevokeCommand,
+];

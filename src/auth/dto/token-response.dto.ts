@@ -1,0 +1,16 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class TokenResponseDto {
+  @ApiProperty({ enum: ['Bearer'], example: 'Bearer' })
+  token_type: 'Bearer';
+
+  @ApiProperty({
+    description: 'Lifetime of the token in seconds, as a string (SPEC).',
+    pattern: '^[0-9]+$',
+    example: '31536000',
+  })
+  expires_in: string;
+
+  @ApiProperty({ description: 'JWT (RFC 9068), signed with EdDSA or ES256.' })
+  access_token: string;
+}

@@ -1,0 +1,6 @@
+/** The grants a client may be registered for (CONTRACT §3). */
+export const GRANT_TYPES = ['client_credentials', 'password'] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+
+export const isGrantType = (value: string): value is GrantType =>
+  (GRANT_TYPES as readonly string[]).includes(value);

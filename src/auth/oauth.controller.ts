@@ -1,0 +1,144 @@
+import { Body, Controller, Header, Headers, HttpCode, Post, UseGuards } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConsumes,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { RawResponse } from '../pagination/envelope.interceptor.js';
+import { ClientsService } from './clients.service.js';
+import { IntrospectionResponseDto } from './dto/introspection-response.dto.js';
+import { OAuthErrorDto, TooManyRequestsDto } from './dto/oauth-error.dto.js';
+import { TokenOperationRequestDto } from './dto/token-operation-request.dto.js';
+import { TokenRequestDto } from './dto/token-request.dto.js';
+import { AddressThrottleGuard } from './guards/address-throttle.guard.js';
+import { TokenResponseDto } from './dto/token-response.dto.js';
+import { readClientCredentials, readParams, required } from './oauth-request.js';
+import { RevocationService } from './revocation.service.js';
+import { TokenGrantService } from './token-grant.service.js';
+import { TokenVerifier } from './token-verifier.service.js';
+
+const TOKEN_PARAMS = [
+  'grant_type',
+  'client_id',
+  'client_secret',
+  'scope',
+  'username',
+  'password',
+] as const;
+const TOKEN_OPERATION_PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
+const CONSUMES = ['application/json', 'application/x-www-form-urlencoded'];
+// Either client_secret_basic or client_secret_post (the body), hence the empty alternative.
+const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
+  security: [{ client_basic: [] }, {}],
+};
+
+/**
+ * RFC 6749 token endpoint, RFC 7009 revocation, RFC 7662 introspection. Answers are never cached
+ * (RFC 6749 §5.1; errors get the same headers from the global filter). Every request counts
+ * against its address (THROTTLE_TOKEN_PER_IP); failed client authentication against the client id.
+ */
+@ApiTags('oauth')
+@RawResponse()
+@UseGuards(AddressThrottleGuard)
+@Controller('oauth')
+@ApiTooManyRequestsResponse({ type: TooManyRequestsDto, description: 'Throttled.' })
+export class OAuthController {
+  constructor(
+    private readonly grants: TokenGrantService,
+    private readonly clients: ClientsService,
+    private readonly revocation: RevocationService,
+    private readonly verifier: TokenVerifier,
+  ) {}
+
+  @Post('token')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  @ApiOperation({
+    summary: 'Issue an access token (client_credentials or password grant).',
+    ...CLIENT_AUTH,
+  })
+  @ApiConsumes(...CONSUMES)
+  @ApiBody({ type: TokenRequestDto })
+  @ApiOkResponse({ type: TokenResponseDto })
+  @ApiBadRequestResponse({
+    type: OAuthErrorDto,
+    description:
+      'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.',
+  })
+  @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
+  async token(
+    @Headers('authorization') authorization: string | undefined,
+    @Body() body: unknown,
+  ): Promise<TokenResponseDto> {
+    const params = readParams(body, TOKEN_PARAMS);
+    const grantType = required(params, 'grant_type');
+    const scope = required(params, 'scope');
+    if (grantType === 'password') {
+      required(params, 'username');
+      required(params, 'password');
+    }
+    const credentials = readClientCredentials(authorization, params);
+    return this.grants.grant(
+      { grantType, scope, username: params.username, password: params.password },
+      credentials,
+    );
+  }
+
+  @Post('revoke')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  @ApiOperation({
+    summary: 'Revoke an access token of the calling client (RFC 7009).',
+    description: 'Also 200 for a token that is unknown, malformed or already expired.',
+    ...CLIENT_AUTH,
+  })
+  @ApiConsumes(...CONSUMES)
+  @ApiBody({ type: TokenOperationRequestDto })
+  @ApiOkResponse({ description: 'Revoked (empty body).' })
+  @ApiBadRequestResponse({
+    type: OAuthErrorDto,
+    description: 'invalid_request, or unauthorized_client for a token of another client.',
+  })
+  @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
+  async revoke(
+    @Headers('authorization') authorization: string | undefined,
+    @Body() body: unknown,
+  ): Promise<void> {
+    const params = readParams(body, TOKEN_OPERATION_PARAMS);
+    const client = await this.clients.authenticate(readClientCredentials(authorization, params));
+    await this.revocation.revokeForClient(required(params, 'token'), client.id);
+  }
+
+  @Post('introspect')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  @ApiOperation({
+    summary: 'Describe an access token (RFC 7662).',
+    description: '`{"active": false}` for anything that is not currently a valid token.',
+    ...CLIENT_AUTH,
+  })
+  @ApiConsumes(...CONSUMES)
+  @ApiBody({ type: TokenOperationRequestDto })
+  @ApiOkResponse({ type: IntrospectionResponseDto })
+  @ApiBadRequestResponse({ type: OAuthErrorDto, description: 'invalid_request.' })
+  @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
+  async introspect(
+    @Headers('authorization') authorization: string | undefined,
+    @Body() body: unknown,
+  ): Promise<IntrospectionResponseDto> {
+    const params = readParams(body, TOKEN_OPERATION_PARAMS);
+    await this.clients.authenticate(readClientCredentials(authorization, params));
+    const active = await this.verifier.active(required(params, 'token'));
+    if (!active) return { active: false };
+    const { scope, client_id, exp, iat, sub, aud, iss, jti } = active.claims;
+    return { active: true, scope, client_id, token_type: 'Bearer', exp, iat, sub, aud, iss, jti };
+  }
+}

@@ -1,0 +1,25 @@
+import { hashPassword, verifyPassword } from './password-hash.js';
+
+describe('password hashing (scrypt)', () => {
+  it('stores a salted, self-describing scrypt hash that verifies only the password', async () => {
+    const stored = await hashPassword('correct horse');
+    expect(stored).toMatch(/^scrypt\$16384\$8\$1\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]{43}$/);
+    expect(stored).not.toContain('correct horse');
+    expect(await hashPassword('correct horse')).not.toBe(stored);
+    await expect(verifyPassword('correct horse', stored)).resolves.toBe(true);
+    await expect(verifyPassword('correct horsf', stored)).resolves.toBe(false);
+  });
+
+  it('refuses an unknown user after doing the same work', async () => {
+    await expect(verifyPassword('anything', undefined)).resolves.toBe(false);
+    await expect(verifyPassword('anything', 'not-a-hash')).resolves.toBe(false);
+  });
+
+  it('does not block the event loop while hashing', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    await Promise.all([hashPassword('a'), hashPassword('b'), hashPassword('c')]);
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,160 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { InjectRepository } from '@nestjs/typeorm';
+import { LessThan, MoreThan, Repository } from 'typeorm';
+import type { Environment } from '../config/environment.js';
+import { CLOCK_LEEWAY_SECONDS, type AccessTokenClaims } from './access-tokens.service.js';
+import { OAuthClient } from './oauth-client.entity.js';
+import { RevokedToken } from './revoked-token.entity.js';
+
+interface ClientState {
+  disabled: boolean;
+  /** Epoch seconds; tokens issued at or before it are refused. */
+  notBefore: number | null;
+}
+
+const CLEANUP_EVERY_MS = 60_000;
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/**
+ * What can make a correctly signed token unacceptable: its revocation, its client's disabling or
+ * the client's `tokens_not_before`. Kept in memory so that checking a request never touches the
+ * database; loaded at start, changed at once by this instance's own revocations, and reloaded every
+ * REVOCATION_REFRESH_MS so that a change made by another instance (or the CLI) arrives within 5 s.
+ */
+@Injectable()
+export class TokenStateService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(TokenStateService.name);
+  /** jti → exp (epoch seconds). Revocations are never undone, so a reload only adds. */
+  private readonly revoked = new Map<string, number>();
+  /** null: no such client (remembered until the next reload). */
+  private clients = new Map<string, ClientState | null>();
+  private readonly lookups = new Map<string, Promise<ClientState | null>>();
+  /** Bumped by every local change, so a reload that raced with one does not undo it. */
+  private localChanges = 0;
+  private timer?: NodeJS.Timeout;
+  private reloading?: Promise<void>;
+  private lastCleanup = 0;
+
+  constructor(
+    @InjectRepository(RevokedToken) private readonly revocations: Repository<RevokedToken>,
+    @InjectRepository(OAuthClient) private readonly clientRows: Repository<OAuthClient>,
+    private readonly config: ConfigService<Environment, true>,
+  ) {}
+
+  async onModuleInit() {
+    await this.reload();
+    this.lastCleanup = Date.now();
+    const every = this.config.get('REVOCATION_REFRESH_MS', { infer: true });
+    this.timer = setInterval(() => void this.tick(), every);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy() {
+    clearInterval(this.timer);
+    await this.reloading;
+  }
+
+  isRevoked(jti: string): boolean {
+    return this.revoked.has(jti);
+  }
+
+  /**
+   * Whether the token's client still accepts it. Synchronous from memory; a Promise only for a
+   * client this instance has not seen yet (created elsewhere since the last reload): that one is
+   * read from the database once and remembered.
+   */
+  clientAccepts(claims: Pick<AccessTokenClaims, 'client_id' | 'iat'>): boolean | Promise<boolean> {
+    const state = this.clients.get(claims.client_id);
+    if (state !== undefined) return accepts(state, claims.iat);
+    return this.lookUp(claims.client_id).then((found) => accepts(found, claims.iat));
+  }
+
+  /** Records a revocation durably, then refuses the token here at once. */
+  async revoke(claims: AccessTokenClaims): Promise<void> {
+    await this.revocations
+      .createQueryBuilder()
+      .insert()
+      .into(RevokedToken)
+      .values({
+        jti: claims.jti,
+        clientId: claims.client_id,
+        expiresAt: claims.exp,
+        revokedAt: Date.now(),
+      })
+      .orIgnore()
+      .execute();
+    this.revoked.set(claims.jti, claims.exp);
+  }
+
+  /** Called after a client row changed (created, disabled) on this instance. */
+  clientChanged(client: Pick<OAuthClient, 'id' | 'disabled' | 'tokensNotBefore'>) {
+    this.localChanges++;
+    this.clients.set(client.id, { disabled: client.disabled, notBefore: client.tokensNotBefore });
+  }
+
+  private async tick() {
+    if (this.reloading) return;
+    try {
+      await this.reload();
+      if (Date.now() - this.lastCleanup >= CLEANUP_EVERY_MS) {
+        this.lastCleanup = Date.now();
+        await this.revocations.delete({ expiresAt: LessThan(nowSeconds() - CLOCK_LEEWAY_SECONDS) });
+      }
+    } catch (error) {
+      // Keep serving with the last known state; the next tick tries again.
+      this.logger.warn({ err: error }, 'could not reload the token revocation state');
+    }
+  }
+
+  private reload(): Promise<void> {
+    this.reloading ??= this.load().finally(() => (this.reloading = undefined));
+    return this.reloading;
+  }
+
+  private async load() {
+    const changesBefore = this.localChanges;
+    const now = nowSeconds();
+    const [rows, clients] = await Promise.all([
+      this.revocations.find({
+        select: { jti: true, expiresAt: true },
+        where: { expiresAt: MoreThan(now - CLOCK_LEEWAY_SECONDS) },
+      }),
+      this.clientRows.find({ select: { id: true, disabled: true, tokensNotBefore: true } }),
+    ]);
+    for (const row of rows) this.revoked.set(row.jti, row.expiresAt);
+    // Entries expire with their tokens: an expired token is refused by its `exp` anyway.
+    for (const [jti, exp] of this.revoked) {
+      if (exp + CLOCK_LEEWAY_SECONDS < now) this.revoked.delete(jti);
+    }
+    if (this.localChanges === changesBefore) {
+      this.clients = new Map(
+        clients.map((c) => [c.id, { disabled: c.disabled, notBefore: c.tokensNotBefore }]),
+      );
+    }
+  }
+
+  private lookUp(clientId: string): Promise<ClientState | null> {
+    let pending = this.lookups.get(clientId);
+    if (!pending) {
+      pending = this.clientRows
+        .findOne({
+          select: { id: true, disabled: true, tokensNotBefore: true },
+          where: { id: clientId },
+        })
+        .then((row) => {
+          const state = row ? { disabled: row.disabled, notBefore: row.tokensNotBefore } : null;
+          this.clients.set(clientId, state);
+          return state;
+        })
+        .finally(() => this.lookups.delete(clientId));
+      this.lookups.set(clientId, pending);
+    }
+    return pending;
+  }
+}
+
+function accepts(state: ClientState | null, issuedAt: number): boolean {
+  if (!state || state.disabled) return false;
+  return state.notBefore === null || issuedAt > state.notBefore;
+}

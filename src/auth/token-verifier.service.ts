@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import {
+  AccessTokenService,
+  CLOCK_LEEWAY_SECONDS,
+  type AccessTokenClaims,
+} from './access-tokens.service.js';
+import { BoundedCache } from './bounded-cache.js';
+import type { Principal } from './principal.js';
+import { isScope } from './scopes.js';
+import { TokenStateService } from './token-state.service.js';
+
+export interface ActiveToken {
+  principal: Principal;
+  claims: AccessTokenClaims;
+}
+
+const CACHE_ENTRIES = 10_000;
+// Far longer than any token we sign; refused before hashing or parsing.
+const MAX_TOKEN_LENGTH = 4096;
+
+/**
+ * Answers "is this bearer token acceptable right now, and for whom?" for every protected request.
+ * A token's signature is checked once: the result is cached (keyed by a hash of the token, so the
+ * cache holds no usable token) until `exp`. Revocation and client state are checked on every
+ * request, in memory, so a cached token is refused as soon as it is revoked.
+ */
+@Injectable()
+export class TokenVerifier {
+  private readonly verified = new BoundedCache<string, ActiveToken>(CACHE_ENTRIES);
+
+  constructor(
+    private readonly tokens: AccessTokenService,
+    private readonly state: TokenStateService,
+  ) {}
+
+  async verify(token: string): Promise<Principal | null> {
+    return (await this.active(token))?.principal ?? null;
+  }
+
+  async active(token: string): Promise<ActiveToken | null> {
+    if (token.length > MAX_TOKEN_LENGTH) return null;
+    const key = cacheKey(token);
+    let entry = this.verified.get(key);
+    if (!entry) {
+      const claims = await this.tokens.decode(token);
+      if (!claims) return null;
+      entry = { claims, principal: principalOf(claims) };
+      this.verified.set(key, entry);
+    }
+    const { claims } = entry;
+    if (
+      claims.exp + CLOCK_LEEWAY_SECONDS <= Date.now() / 1000 ||
+      this.state.isRevoked(claims.jti)
+    ) {
+      this.verified.delete(key);
+      return null;
+    }
+    const accepted = this.state.clientAccepts(claims);
+    return accepted === true || (accepted !== false && (await accepted)) ? entry : null;
+  }
+
+  /** Drops a revoked token from the cache (it would be refused anyway; this frees the entry). */
+  forget(token: string) {
+    this.verified.delete(cacheKey(token));
+  }
+
+  forgetClient(clientId: string) {
+    this.verified.deleteWhere((entry) => entry.claims.client_id === clientId);
+  }
+}
+
+function cacheKey(token: string) {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+function principalOf(claims: AccessTokenClaims): Principal {
+  return {
+    clientId: claims.client_id,
+    // A client_credentials token names its client as subject (RFC 9068 §2.2); user ids are never
+    // client ids (integers against UUIDs).
+    userId: claims.sub === claims.client_id ? null : claims.sub,
+    scopes: claims.scope.split(' ').filter(isScope),
+    tokenId: claims.jti,
+  };
+}

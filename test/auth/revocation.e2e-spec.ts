@@ -1,0 +1,259 @@
+import { decodeJwt } from 'jose';
+import request from 'supertest';
+import { ClientsService } from '../../src/auth/clients.service.js';
+import { RevokedToken } from '../../src/auth/revoked-token.entity.js';
+import {
+  basicAuth,
+  createClient,
+  createUser,
+  issueToken,
+  issueUserToken,
+  TestClient,
+} from '../factories/client.factory.js';
+import { claimsFor, signWithServiceKey } from '../factories/token.factory.js';
+import { startTestApp, TestApp } from '../support/app.js';
+import { usingPostgres } from '../support/database.js';
+import { ServerProcess, startServer } from '../support/processes.js';
+import { noStore, oauthErrors } from '../support/responses.js';
+import { UNTHROTTLED } from './limits.js';
+import { ProtectedModule } from './protected.module.js';
+
+/** POST /oauth/revoke (RFC 7009), POST /oauth/introspect (RFC 7662), CONTRACT §4. */
+describe('revocation and introspection', () => {
+  let t: TestApp;
+  let client: TestClient;
+  beforeAll(async () => {
+    t = await startTestApp({ env: UNTHROTTLED, imports: [ProtectedModule] });
+    client = await createClient(t, { scopes: ['customers:read'] });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const opens = async (token: string) =>
+    (await request(t.http).get('/test/protected').set('authorization', `Bearer ${token}`))
+      .status === 200;
+
+  const revoke = (token: string, by: Pick<TestClient, 'clientId' | 'clientSecret'> = client) =>
+    request(t.http).post('/oauth/revoke').type('form').send({
+      token,
+      token_type_hint: 'access_token',
+      client_id: by.clientId,
+      client_secret: by.clientSecret,
+    });
+
+  const introspect = (token: string, by: Pick<TestClient, 'clientId' | 'clientSecret'> = client) =>
+    request(t.http)
+      .post('/oauth/introspect')
+      .set('authorization', basicAuth(by.clientId, by.clientSecret))
+      .type('form')
+      .send({ token });
+
+  describe('POST /oauth/revoke', () => {
+    it('revokes at once: the next request with the token is refused', async () => {
+      const token = await issueToken(t, client);
+      expect(await opens(token)).toBe(true); // now verified and cached
+      const res = await revoke(token).expect(200);
+      expect(res.text).toBe('');
+      expect(res.headers['cache-control']).toBe(noStore['cache-control']);
+      expect(res.headers.pragma).toBe(noStore.pragma);
+      expect(await opens(token)).toBe(false);
+    });
+
+    it('records the revocation with the token expiry, so it can be dropped after', async () => {
+      const token = await issueToken(t, client);
+      await revoke(token).expect(200);
+      const { jti, exp } = decodeJwt(token);
+      const row = await t.db.getRepository(RevokedToken).findOneBy({ jti: jti! });
+      expect(row).toMatchObject({ jti, clientId: client.clientId, expiresAt: exp });
+    });
+
+    it('answers 200 for a token already revoked, unknown, malformed or expired (RFC 7009 §2.2)', async () => {
+      const token = await issueToken(t, client);
+      await revoke(token).expect(200);
+      await revoke(token).expect(200);
+      await revoke('not-a-token').expect(200);
+      const now = Math.floor(Date.now() / 1000);
+      const expired = await signWithServiceKey(
+        t,
+        claimsFor(client.clientId, { iat: now - 100, exp: now - 50 }),
+      );
+      await revoke(expired).expect(200);
+    });
+
+    it('refuses a client revoking another client\u2019s token: 400 unauthorized_client, the token stays valid', async () => {
+      const other = await createClient(t, { scopes: ['customers:read'] });
+      const token = await issueToken(t, client);
+      const res = await revoke(token, other);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: oauthErrors.notYourToken,
+      });
+      expect(await opens(token)).toBe(true);
+    });
+
+    it('requires client authentication: 401 invalid_client, and the token stays valid', async () => {
+      const token = await issueToken(t, client);
+      const none = await request(t.http).post('/oauth/revoke').type('form').send({ token });
+      expect({ status: none.status, body: none.body }).toEqual({
+        status: 401,
+        body: oauthErrors.invalidClient,
+      });
+      expect(none.headers['cache-control']).toBe('no-store');
+
+      const wrong = await request(t.http)
+        .post('/oauth/revoke')
+        .set('authorization', basicAuth(client.clientId, 'wrong'))
+        .type('form')
+        .send({ token });
+      expect({ status: wrong.status, body: wrong.body }).toEqual({
+        status: 401,
+        body: oauthErrors.invalidClient,
+      });
+      expect(wrong.headers['www-authenticate']).toBe('Basic realm="oauth"');
+      expect(await opens(token)).toBe(true);
+    });
+
+    it('requires the token parameter: 400 invalid_request', async () => {
+      const res = await request(t.http)
+        .post('/oauth/revoke')
+        .send({ client_id: client.clientId, client_secret: client.clientSecret });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: oauthErrors.missingParameter('token'),
+      });
+    });
+
+    it('revokes a password-grant token of the client', async () => {
+      const user = await createUser(t);
+      const people = await createClient(t, { scopes: ['customers:read'], grants: ['password'] });
+      const token = await issueUserToken(t, people, user);
+      expect(await opens(token)).toBe(true);
+      await revoke(token, people).expect(200);
+      expect(await opens(token)).toBe(false);
+    });
+  });
+
+  describe('POST /oauth/introspect', () => {
+    it('describes an active token', async () => {
+      const token = await issueToken(t, client);
+      const claims = decodeJwt(token);
+      const res = await introspect(token).expect(200);
+      expect(res.body).toEqual({
+        active: true,
+        scope: 'customers:read',
+        client_id: client.clientId,
+        token_type: 'Bearer',
+        exp: claims.exp,
+        iat: claims.iat,
+        sub: client.clientId,
+        aud: 'api',
+        iss: 'http://localhost:3000',
+        jti: claims.jti,
+      });
+      expect(res.headers['cache-control']).toBe('no-store');
+    });
+
+    it('answers {"active":false} for anything not currently valid', async () => {
+      const revoked = await issueToken(t, client);
+      await revoke(revoked).expect(200);
+      const now = Math.floor(Date.now() / 1000);
+      const expired = await signWithServiceKey(
+        t,
+        claimsFor(client.clientId, { iat: now - 100, exp: now - 50 }),
+      );
+      const foreign = await signWithServiceKey(
+        t,
+        claimsFor(client.clientId, { iss: 'https://evil.example' }),
+      );
+      for (const token of [revoked, expired, foreign, 'garbage']) {
+        const res = await introspect(token).expect(200);
+        expect(res.body).toEqual({ active: false });
+      }
+    });
+
+    it('lets any authenticated client introspect (resource servers are clients too)', async () => {
+      const resourceServer = await createClient(t, { scopes: ['webhooks:read'] });
+      const res = await introspect(await issueToken(t, client), resourceServer).expect(200);
+      expect(res.body.active).toBe(true);
+    });
+
+    it('requires client authentication: 401 invalid_client', async () => {
+      const res = await request(t.http)
+        .post('/oauth/introspect')
+        .send({ token: await issueToken(t, client) });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 401,
+        body: oauthErrors.invalidClient,
+      });
+    });
+  });
+
+  describe('disabling a client', () => {
+    it('refuses every token the client holds at once, and the client itself', async () => {
+      const doomed = await createClient(t, { scopes: ['customers:read'] });
+      const user = await createUser(t);
+      const tokens = [
+        await issueToken(t, doomed),
+        await issueToken(t, doomed),
+        await issueUserToken(t, doomed, user),
+      ];
+      const bystander = await issueToken(t, client);
+      for (const token of tokens) expect(await opens(token)).toBe(true);
+
+      await t.app.get(ClientsService).disable(doomed.clientId);
+
+      for (const token of tokens) expect(await opens(token)).toBe(false);
+      expect(await opens(bystander)).toBe(true);
+      const res = await request(t.http).post('/oauth/token').send({
+        grant_type: 'client_credentials',
+        client_id: doomed.clientId,
+        client_secret: doomed.clientSecret,
+        scope: 'customers:read',
+      });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 401,
+        body: oauthErrors.invalidClient,
+      });
+    });
+  });
+
+  describe('a second instance on the same database', () => {
+    let other: ServerProcess | undefined;
+    afterAll(async () => {
+      await other?.stop();
+    });
+
+    (usingPostgres() ? it : it.skip)(
+      'refuses a token revoked on the first within 5 s (PostgreSQL only: the multi-instance deployment; runs in the PostgreSQL pass)',
+      async () => {
+        other = await startServer(
+          { DATABASE_URL: t.database.url, LOG_LEVEL: 'warn' },
+          20000,
+          'test/auth/protected-server.mjs',
+        );
+        const token = await issueToken(t, client);
+        const opensThere = async () =>
+          (
+            await fetch(`${other!.baseUrl}/test/protected`, {
+              headers: { authorization: `Bearer ${token}` },
+            })
+          ).status;
+        // Same signing key (from the database), and the token is now cached over there.
+        expect(await opensThere()).toBe(200);
+
+        await revoke(token).expect(200);
+        const revokedAt = Date.now();
+        expect(await opens(token)).toBe(false);
+        let status = await opensThere();
+        while (status === 200 && Date.now() - revokedAt < 6000) {
+          await new Promise((r) => setTimeout(r, 100));
+          status = await opensThere();
+        }
+        expect(status).toBe(401);
+        expect(Date.now() - revokedAt).toBeLessThan(5000);
+      },
+      30000,
+    );
+  });
+});

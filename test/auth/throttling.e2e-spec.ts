@@ -1,0 +1,146 @@
+import request from 'supertest';
+import { createClient, createUser, TestClient } from '../factories/client.factory.js';
+import { startTestApp, TestApp } from '../support/app.js';
+import { errors, noStore, oauthErrors } from '../support/responses.js';
+
+/**
+ * CONTRACT §3 limits, lowered: 5 requests a minute from one address, 3 failed attempts a minute
+ * for one client id or one username. Each test speaks from its own address (X-Forwarded-For,
+ * trusted here) so that the tests do not share the per-address budget.
+ */
+describe('throttling of the token endpoint', () => {
+  let t: TestApp;
+  let client: TestClient;
+  let nextAddress = 1;
+  beforeAll(async () => {
+    t = await startTestApp({
+      env: {
+        TRUST_PROXY: 'true',
+        THROTTLE_TOKEN_PER_IP: '5',
+        THROTTLE_TOKEN_FAILURES_PER_CLIENT: '3',
+        THROTTLE_TOKEN_FAILURES_PER_USER: '3',
+      },
+    });
+    client = await createClient(t);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const fromNewAddress = () => {
+    const address = `203.0.113.${nextAddress++}`;
+    return (path = '/oauth/token') => request(t.http).post(path).set('x-forwarded-for', address);
+  };
+
+  const expectThrottled = (res: request.Response) => {
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 429,
+      body: errors.tooManyRequests,
+    });
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(res.headers['cache-control']).toBe(noStore['cache-control']);
+    expect(res.headers.pragma).toBe(noStore.pragma);
+  };
+
+  const credentials = (c: TestClient, secret = c.clientSecret) => ({
+    client_id: c.clientId,
+    client_secret: secret,
+  });
+
+  it('refuses the 6th request a minute from one address, whatever it is, and not other addresses', async () => {
+    const post = fromNewAddress();
+    for (let i = 0; i < 5; i++) {
+      await post().send({ grant_type: 'client_credentials' }).expect(400);
+    }
+    expectThrottled(
+      await post().send({
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+        ...credentials(client),
+      }),
+    );
+    await fromNewAddress()()
+      .send({ grant_type: 'client_credentials', scope: 'customers:read', ...credentials(client) })
+      .expect(200);
+  });
+
+  it('counts each OAuth endpoint apart for an address', async () => {
+    const post = fromNewAddress();
+    for (let i = 0; i < 5; i++) await post().send({}).expect(400);
+    expectThrottled(await post().send({}));
+    await post('/oauth/introspect')
+      .send({ token: 'x', ...credentials(client) })
+      .expect(200);
+  });
+
+  it('after 3 failed client authentications, refuses the client id for the minute even with the right secret', async () => {
+    const target = await createClient(t);
+    const post = fromNewAddress();
+    for (let i = 0; i < 3; i++) {
+      const res = await post().send({
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+        ...credentials(target, 'guess'),
+      });
+      expect(res.body).toEqual(oauthErrors.invalidClient);
+    }
+    expectThrottled(
+      await fromNewAddress()().send({
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+        ...credentials(target),
+      }),
+    );
+    // Client authentication at the other endpoints shares the count.
+    expectThrottled(
+      await fromNewAddress()('/oauth/revoke').send({ token: 'x', ...credentials(target) }),
+    );
+    // Another client is not affected.
+    await fromNewAddress()()
+      .send({ grant_type: 'client_credentials', scope: 'customers:read', ...credentials(client) })
+      .expect(200);
+  });
+
+  it('throttles guesses at unknown client ids by id too', async () => {
+    const post = fromNewAddress();
+    const unknown = { client_id: 'no-such-client', client_secret: 'guess' };
+    for (let i = 0; i < 3; i++) {
+      await post()
+        .send({ grant_type: 'client_credentials', scope: 'customers:read', ...unknown })
+        .expect(401);
+    }
+    expectThrottled(
+      await post().send({ grant_type: 'client_credentials', scope: 'customers:read', ...unknown }),
+    );
+  });
+
+  it('after 3 wrong passwords for a username, refuses that username for the minute, not the client', async () => {
+    const user = await createUser(t);
+    const other = await createUser(t);
+    const post = fromNewAddress();
+    const attempt = (username: string, password: string, send = post) =>
+      send().send({
+        grant_type: 'password',
+        scope: 'customers:read',
+        username,
+        password,
+        ...credentials(client),
+      });
+    for (let i = 0; i < 3; i++) {
+      expect((await attempt(user.username, 'guess')).body).toEqual(oauthErrors.invalidGrant);
+    }
+    expectThrottled(await attempt(user.username, user.password));
+    await attempt(other.username, other.password, fromNewAddress()).expect(200);
+  });
+
+  it('does not count successes: a busy client is never locked out by them', async () => {
+    const busy = await createClient(t);
+    for (let i = 0; i < 8; i++) {
+      await fromNewAddress()()
+        .send({ grant_type: 'client_credentials', scope: 'customers:read', ...credentials(busy) })
+        .expect(200);
+    }
+  });
+});
