@@ -8,7 +8,9 @@ import { Environment, validateEnvironment } from './config/environment.js';
 import { loggerParams } from './config/logger.config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { LearningModule } from './learning/learning.module.js';
 import { PaginationModule } from './pagination/pagination.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({
   imports: [
@@ -26,6 +28,8 @@ import { PaginationModule } from './pagination/pagination.module.js';
     DatabaseModule,
     HealthModule,
     PaginationModule,
+    WebhooksModule,
+    LearningModule,
   ],
   providers: [
     { provide: APP_PIPE, useClass: AppValidationPipe },

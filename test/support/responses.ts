@@ -10,6 +10,8 @@ export const errors = {
   tooManyRequests: { message: 'Too many requests.' },
   databaseUnavailable: { message: 'The service is temporarily unavailable.' },
   notReady: { message: 'The database cannot be reached.' },
+  webhookNotFound: { message: 'Webhook not found.' },
+  webhookFailed: (id: string) => ({ message: 'The webhook could not be processed.', id }),
   invalid: (fields: Record<string, string[]>) => ({
     message: 'The given data was invalid.',
     errors: fields,

@@ -1,0 +1,28 @@
+import type { WebhookContext, WebhookEventHandler } from '../webhooks/webhook-handler.decorator.js';
+import { WebhookHandler } from '../webhooks/webhook-handler.decorator.js';
+import { CompletedAttempt } from './completed-attempt.entity.js';
+import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
+
+@WebhookHandler({
+  event: 'learning.attempt.completed',
+  payload: AttemptCompletedPayload,
+  dedupeKey: (payload) => payload.attempt_id,
+})
+export class AttemptCompletedHandler implements WebhookEventHandler<AttemptCompletedPayload> {
+  async handle(payload: AttemptCompletedPayload, { manager }: WebhookContext): Promise<void> {
+    // The same attempt can arrive as two different deliveries (e.g. two Idempotency-Keys);
+    // it is still recorded once.
+    await manager
+      .createQueryBuilder()
+      .insert()
+      .into(CompletedAttempt)
+      .values({
+        attemptId: payload.attempt_id,
+        userId: payload.user_id,
+        moduleId: payload.module_id,
+        recordedAt: new Date(),
+      })
+      .orIgnore()
+      .execute();
+  }
+}
