@@ -1,5 +1,6 @@
 import { dbStatusCommand } from '../database/database.commands.js';
+import { webhooksReplayCommand } from '../webhooks/webhooks.commands.js';
 import type { CliCommand } from './cli-command.js';
 
 /** Every command of `npm run cli -- <command>`; each module exports its own. */
-export const commands: CliCommand[] = [dbStatusCommand];
+export const commands: CliCommand[] = [dbStatusCommand, webhooksReplayCommand];
