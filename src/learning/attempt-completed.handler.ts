@@ -23,6 +23,9 @@ export class AttemptCompletedHandler implements WebhookEventHandler<AttemptCompl
         recordedAt: new Date(),
       })
       .orIgnore()
+      // Nothing to read back and no subscribers to tell: skip both (this runs for every event).
+      .updateEntity(false)
+      .callListeners(false)
       .execute();
   }
 }

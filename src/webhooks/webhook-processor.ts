@@ -202,16 +202,34 @@ async function runHandler(webhook: RegisteredWebhook, payload: object, context: 
   }
 }
 
-/** INSERT … ON CONFLICT DO NOTHING; true when the row went in, false for a duplicate. */
+type Columns = ReturnType<DataSource['getMetadata']>['columns'];
+const insertStatements = new WeakMap<DataSource, { sql: string; columns: Columns }>();
+
+/**
+ * INSERT … ON CONFLICT DO NOTHING; true when the row went in, false for a duplicate.
+ *
+ * The SQL is built once per connection from the entity's metadata (same statement on SQLite and
+ * PostgreSQL, the driver's own placeholders and value conversion): on the hot path, building it
+ * with the query builder for every event cost more CPU than running it.
+ */
 async function insertUnlessDuplicate(manager: EntityManager, row: WebhookEvent): Promise<boolean> {
-  const [sql, parameters] = manager
-    .createQueryBuilder()
-    .insert()
-    .into(WebhookEvent)
-    .values(row)
-    .orIgnore()
-    .getQueryAndParameters();
-  const result = (await manager.queryRunner!.query(sql, parameters, true)) as QueryResult;
+  const { connection: dataSource } = manager;
+  const { driver } = dataSource;
+  let statement = insertStatements.get(dataSource);
+  if (!statement) {
+    const { tableName, columns } = dataSource.getMetadata(WebhookEvent);
+    const names = columns.map((column) => driver.escape(column.databaseName)).join(', ');
+    const values = columns.map((column, i) => driver.createParameter(column.databaseName, i));
+    statement = {
+      sql: `INSERT INTO ${driver.escape(tableName)} (${names}) VALUES (${values.join(', ')}) ON CONFLICT DO NOTHING`,
+      columns,
+    };
+    insertStatements.set(dataSource, statement);
+  }
+  const parameters = statement.columns.map((column) =>
+    driver.preparePersistentValue(column.getEntityValue(row), column),
+  );
+  const result = (await manager.queryRunner!.query(statement.sql, parameters, true)) as QueryResult;
   return result.affected === 1;
 }
 
