@@ -243,9 +243,17 @@ export function dedupeKeyOf(
   payload: object,
   { clientId, senderKey }: DeliverySource,
 ): string {
-  const key = senderKey
-    ? `sender:${clientId}:${senderKey}`
-    : `natural:${String(webhook.dedupeKey(payload))}`;
+  let key: string;
+  if (senderKey) {
+    key = `sender:${clientId}:${senderKey}`;
+  } else {
+    const natural = webhook.dedupeKey(payload);
+    // A missing key would make every later event a "redelivery" of the first: refuse instead.
+    if (natural === undefined || natural === null || natural === '') {
+      throw new Error(`The dedupeKey of ${webhook.handlerName} gave no key for a valid payload.`);
+    }
+    key = `natural:${String(natural)}`;
+  }
   return key.length <= MAX_DEDUPE_KEY_LENGTH
     ? key
     : `sha256:${createHash('sha256').update(key).digest('hex')}`;

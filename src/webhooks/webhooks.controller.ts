@@ -62,7 +62,8 @@ export class WebhooksController {
   @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
   @ApiInternalServerErrorResponse({
     type: WebhookFailedDto,
-    description: 'The handler failed; the event is stored as failed and will be retried.',
+    description:
+      'The handler failed: the event is stored as failed; a redelivery or webhooks:replay runs it again.',
   })
   async receive(
     @Body(WebhookDeliveryPipe) delivery: ValidDelivery,
