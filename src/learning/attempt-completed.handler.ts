@@ -1,5 +1,9 @@
-import type { WebhookContext, WebhookEventHandler } from '../webhooks/webhook-handler.decorator.js';
-import { WebhookHandler } from '../webhooks/webhook-handler.decorator.js';
+import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
+import {
+  WebhookHandler,
+  type WebhookContext,
+  type WebhookEventHandler,
+} from '../webhooks/webhook-handler.decorator.js';
 import { CompletedAttempt } from './completed-attempt.entity.js';
 import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
 
@@ -11,21 +15,12 @@ import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
 export class AttemptCompletedHandler implements WebhookEventHandler<AttemptCompletedPayload> {
   async handle(payload: AttemptCompletedPayload, { manager }: WebhookContext): Promise<void> {
     // The same attempt can arrive as two different deliveries (e.g. two Idempotency-Keys);
-    // it is still recorded once.
-    await manager
-      .createQueryBuilder()
-      .insert()
-      .into(CompletedAttempt)
-      .values({
-        attemptId: payload.attempt_id,
-        userId: payload.user_id,
-        moduleId: payload.module_id,
-        recordedAt: new Date(),
-      })
-      .orIgnore()
-      // Nothing to read back and no subscribers to tell: skip both (this runs for every event).
-      .updateEntity(false)
-      .callListeners(false)
-      .execute();
+    // it is still recorded once. (A prepared insert: this runs for every event.)
+    await insertUnlessConflict(manager, CompletedAttempt, {
+      attemptId: payload.attempt_id,
+      userId: payload.user_id,
+      moduleId: payload.module_id,
+      recordedAt: new Date(),
+    });
   }
 }

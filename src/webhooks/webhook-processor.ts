@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { DataSource, type EntityManager, type QueryResult } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
 import { transaction } from '../database/transaction.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
 import type { ValidDelivery } from './webhook-delivery.pipe.js';
@@ -75,7 +76,7 @@ export class WebhookProcessor {
     };
     try {
       return await transaction(this.dataSource, async (manager) => {
-        if (await insertUnlessDuplicate(manager, row)) {
+        if (await insertUnlessConflict(manager, WebhookEvent, row)) {
           await runHandler(webhook, payload, { manager, eventId: row.id, attempt: 1 });
           return row;
         }
@@ -178,7 +179,7 @@ export class WebhookProcessor {
         lastError,
         processedAt: null,
       };
-      if (await insertUnlessDuplicate(manager, failed)) return failed;
+      if (await insertUnlessConflict(manager, WebhookEvent, failed)) return failed;
       await manager
         .createQueryBuilder()
         .update(WebhookEvent)
@@ -200,37 +201,6 @@ async function runHandler(webhook: RegisteredWebhook, payload: object, context: 
   } catch (error) {
     throw new HandlerFailure(error);
   }
-}
-
-type Columns = ReturnType<DataSource['getMetadata']>['columns'];
-const insertStatements = new WeakMap<DataSource, { sql: string; columns: Columns }>();
-
-/**
- * INSERT … ON CONFLICT DO NOTHING; true when the row went in, false for a duplicate.
- *
- * The SQL is built once per connection from the entity's metadata (same statement on SQLite and
- * PostgreSQL, the driver's own placeholders and value conversion): on the hot path, building it
- * with the query builder for every event cost more CPU than running it.
- */
-async function insertUnlessDuplicate(manager: EntityManager, row: WebhookEvent): Promise<boolean> {
-  const { connection: dataSource } = manager;
-  const { driver } = dataSource;
-  let statement = insertStatements.get(dataSource);
-  if (!statement) {
-    const { tableName, columns } = dataSource.getMetadata(WebhookEvent);
-    const names = columns.map((column) => driver.escape(column.databaseName)).join(', ');
-    const values = columns.map((column, i) => driver.createParameter(column.databaseName, i));
-    statement = {
-      sql: `INSERT INTO ${driver.escape(tableName)} (${names}) VALUES (${values.join(', ')}) ON CONFLICT DO NOTHING`,
-      columns,
-    };
-    insertStatements.set(dataSource, statement);
-  }
-  const parameters = statement.columns.map((column) =>
-    driver.preparePersistentValue(column.getEntityValue(row), column),
-  );
-  const result = (await manager.queryRunner!.query(statement.sql, parameters, true)) as QueryResult;
-  return result.affected === 1;
 }
 
 /**
