@@ -10,7 +10,7 @@ export class WebhookAcceptedDto {
   @ApiProperty({ format: 'uuid', example: '019a8f4e-7b1c-7d2e-8f3a-1b2c3d4e5f60' })
   id: string;
 
-  @ApiProperty({ example: 'learning.attempt.completed' })
+  @ApiProperty({ description: 'One of the accepted events (GET /v2/webhooks/events).' })
   event: string;
 
   @ApiProperty({ enum: WEBHOOK_STATUSES, example: 'processed' })
@@ -35,7 +35,6 @@ export class WebhookEventDto extends WebhookAcceptedDto {
     type: 'object',
     additionalProperties: true,
     description: 'The payload as received, unknown fields included.',
-    example: { user_id: 7, module_id: 3, attempt_id: 42 },
   })
   payload: Record<string, unknown>;
 
@@ -74,7 +73,7 @@ export class WebhookFailedDto {
 
 /** An item of GET /v2/webhooks/events. */
 export class WebhookEventTypeDto {
-  @ApiProperty({ example: 'learning.attempt.completed' })
+  @ApiProperty()
   event: string;
 
   @ApiProperty({
