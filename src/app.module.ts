@@ -10,7 +10,9 @@ import { loggerParams } from './config/logger.config.js';
 import { CustomersModule } from './customers/customers.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { LearningModule } from './learning/learning.module.js';
 import { PaginationModule } from './pagination/pagination.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({
   imports: [
@@ -30,6 +32,8 @@ import { PaginationModule } from './pagination/pagination.module.js';
     AuthModule,
     PaginationModule,
     CustomersModule,
+    WebhooksModule,
+    LearningModule,
   ],
   providers: [
     { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -1,6 +1,7 @@
 import { authCommands } from '../auth/auth.commands.js';
 import { customersCreateCommand, customersSeedCommand } from '../customers/customers.commands.js';
 import { dbStatusCommand } from '../database/database.commands.js';
+import { webhooksReplayCommand } from '../webhooks/webhooks.commands.js';
 import type { CliCommand } from './cli-command.js';
 
 /** Every command of `npm run cli -- <command>`; each module exports its own. */
@@ -9,4 +10,5 @@ export const commands: CliCommand[] = [
   ...authCommands,
   customersCreateCommand,
   customersSeedCommand,
+  webhooksReplayCommand,
 ];

@@ -4,6 +4,8 @@ import { CreateOAuthClients1763800001000 } from './migrations/1763800001000-Crea
 import { CreateOAuthUsers1763800001001 } from './migrations/1763800001001-CreateOAuthUsers.js';
 import { CreateOAuthRevokedTokens1763800001002 } from './migrations/1763800001002-CreateOAuthRevokedTokens.js';
 import { CreateOAuthSigningKeys1763800001003 } from './migrations/1763800001003-CreateOAuthSigningKeys.js';
+import { CreateWebhookEvents1763800003000 } from './migrations/1763800003000-CreateWebhookEvents.js';
+import { CreateCompletedAttempts1763800003010 } from './migrations/1763800003010-CreateCompletedAttempts.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
 export const migrations = [
@@ -13,4 +15,6 @@ export const migrations = [
   CreateOAuthRevokedTokens1763800001002,
   CreateOAuthSigningKeys1763800001003,
   CreateCounters1763800002000,
+  CreateWebhookEvents1763800003000,
+  CreateCompletedAttempts1763800003010,
 ];

@@ -14,6 +14,8 @@ export const errors = {
   unauthenticated: { message: 'Unauthenticated.' },
   invalidToken: { message: 'The access token is invalid, expired or revoked.' },
   insufficientScope: { message: 'The token does not grant the scope this action needs.' },
+  webhookNotFound: { message: 'Webhook not found.' },
+  webhookFailed: (id: string) => ({ message: 'The webhook could not be processed.', id }),
   invalid: (fields: Record<string, string[]>) => ({
     message: 'The given data was invalid.',
     errors: fields,

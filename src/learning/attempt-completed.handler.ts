@@ -1,0 +1,26 @@
+import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
+import {
+  WebhookHandler,
+  type WebhookContext,
+  type WebhookEventHandler,
+} from '../webhooks/webhook-handler.decorator.js';
+import { CompletedAttempt } from './completed-attempt.entity.js';
+import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
+
+@WebhookHandler({
+  event: 'learning.attempt.completed',
+  payload: AttemptCompletedPayload,
+  dedupeKey: (payload) => payload.attempt_id,
+})
+export class AttemptCompletedHandler implements WebhookEventHandler<AttemptCompletedPayload> {
+  async handle(payload: AttemptCompletedPayload, { manager }: WebhookContext): Promise<void> {
+    // The same attempt can arrive as two different deliveries (e.g. two Idempotency-Keys);
+    // it is still recorded once. (A prepared insert: this runs for every event.)
+    await insertUnlessConflict(manager, CompletedAttempt, {
+      attemptId: payload.attempt_id,
+      userId: payload.user_id,
+      moduleId: payload.module_id,
+      recordedAt: new Date(),
+    });
+  }
+}

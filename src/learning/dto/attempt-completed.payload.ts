@@ -1,0 +1,33 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
+import { IsDefined, IsInt, Max, Min } from 'class-validator';
+
+/** A required id: a JSON number that is a positive safe integer ("5" is refused). */
+function PositiveId(field: string, description: string) {
+  const message = `The ${field} must be a positive integer.`;
+  return applyDecorators(
+    ApiProperty({
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description,
+      example: 42,
+    }),
+    IsDefined({ message: `The ${field} field is required.` }),
+    IsInt({ message }),
+    Min(1, { message }),
+    Max(Number.MAX_SAFE_INTEGER, { message }),
+  );
+}
+
+/** Payload of learning.attempt.completed (SPEC "Events"). Other fields are accepted and kept. */
+export class AttemptCompletedPayload {
+  @PositiveId('user_id', 'ID of the user who completed the attempt.')
+  user_id: number;
+
+  @PositiveId('module_id', 'ID of the module that had the attempt completed.')
+  module_id: number;
+
+  @PositiveId('attempt_id', 'ID of the attempt record created.')
+  attempt_id: number;
+}

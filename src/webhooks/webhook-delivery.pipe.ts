@@ -1,0 +1,67 @@
+import { Injectable, PipeTransform } from '@nestjs/common';
+import { validate } from 'class-validator';
+import { ValidationFailedException } from '../common/exceptions/api.exception.js';
+import { toFieldErrors } from '../common/pipes/validation.pipe.js';
+import { WebhookDeliveryDto } from './dto/webhook-delivery.dto.js';
+import { checkPayload } from './webhook-payload.js';
+import { type RegisteredWebhook, WebhookRegistry } from './webhook-registry.js';
+
+/** A delivery that passed validation: its event's handler, the typed payload, and the raw one. */
+export interface ValidDelivery {
+  webhook: RegisteredWebhook;
+  /** The event's payload DTO instance, handed to the handler. */
+  payload: object;
+  /** The payload as received (unknown fields included), which is what gets stored. */
+  raw: Record<string, unknown>;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Validates POST /v2/webhooks' body in one pass, so that a 422 names every bad field: the
+ * envelope (`event`, `payload`, unknown top-level fields) and then the payload against the DTO
+ * of the event's handler (`payload.<field>`). It replaces the global pipe for this body (the
+ * parameter is typed with an interface, which the global pipe leaves alone) because that pipe
+ * would refuse the unknown payload fields senders are allowed to add.
+ */
+@Injectable()
+export class WebhookDeliveryPipe implements PipeTransform<unknown, Promise<ValidDelivery>> {
+  constructor(private readonly registry: WebhookRegistry) {}
+
+  async transform(body: unknown): Promise<ValidDelivery> {
+    if (!isPlainObject(body)) {
+      throw new ValidationFailedException({ body: ['The request body must be a JSON object.'] });
+    }
+    const envelope = Object.assign(new WebhookDeliveryDto(), body);
+    const errors = toFieldErrors(
+      await validate(envelope, {
+        whitelist: true,
+        forbidNonWhitelisted: true,
+        stopAtFirstError: true,
+        validationError: { target: false, value: false },
+      }),
+    );
+
+    const webhook = errors.event ? undefined : this.registry.find(envelope.event);
+    if (!errors.event && !webhook) {
+      const names = this.registry.events();
+      errors.event = [
+        names.length
+          ? `The event must be one of: ${names.join(', ')}.`
+          : 'No webhook events are accepted.',
+      ];
+    }
+    let payload: object | undefined;
+    if (webhook && !errors.payload) {
+      const checked = await checkPayload(webhook, envelope.payload);
+      if (checked.errors) Object.assign(errors, checked.errors);
+      else payload = checked.payload;
+    }
+
+    if (Object.keys(errors).length > 0 || !webhook || !payload) {
+      throw new ValidationFailedException(errors);
+    }
+    return { webhook, payload, raw: envelope.payload };
+  }
+}

@@ -1,0 +1,45 @@
+import { Column, Entity, Index, PrimaryColumn, Unique } from 'typeorm';
+
+export const WEBHOOK_STATUSES = ['processed', 'failed'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+
+/**
+ * One received webhook. A row is only ever committed as `processed` (inserted in the same
+ * transaction as the handler's writes) or `failed` (recorded after the handler's transaction
+ * rolled back), so a row never claims work that did not happen.
+ */
+@Entity({ name: 'webhook_events' })
+@Unique('UQ_webhook_events_event_dedupe_key', ['event', 'dedupeKey'])
+@Index('IDX_webhook_events_status_id', ['status', 'id'])
+export class WebhookEvent {
+  /** UUIDv7: time-ordered, so ordering by id is ordering by arrival. */
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @Column({ type: 'varchar', length: 100 })
+  event: string;
+
+  /** What makes a redelivery recognisable; see dedupeKeyOf(). Unique per event. */
+  @Column({ name: 'dedupe_key', type: 'varchar', length: 255 })
+  dedupeKey: string;
+
+  /** The payload exactly as received (JSON text), unknown fields included. */
+  @Column({ type: 'text' })
+  payload: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  status: WebhookStatus;
+
+  /** How many times the handler ran. */
+  @Column({ type: 'integer' })
+  attempts: number;
+
+  @Column({ name: 'last_error', type: 'text', nullable: true })
+  lastError: string | null;
+
+  @Column({ name: 'received_at', type: Date })
+  receivedAt: Date;
+
+  @Column({ name: 'processed_at', type: Date, nullable: true })
+  processedAt: Date | null;
+}

@@ -1,0 +1,42 @@
+import { applyDecorators, Injectable, Type } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import type { EntityManager } from 'typeorm';
+
+/** What a handler receives besides the payload. */
+export interface WebhookContext {
+  /** The transaction the event is processed in: every write through it commits or rolls back with the event. */
+  manager: EntityManager;
+  /** Id of the stored webhook event (the `id` the sender gets back). */
+  eventId: string;
+  /** 1 on the first run, then 2, 3… on redeliveries and replays of a failed event. */
+  attempt: number;
+}
+
+/** A provider that processes one webhook event. Throwing marks the event failed (500 to the sender). */
+export interface WebhookEventHandler<P extends object = object> {
+  handle(payload: P, context: WebhookContext): Promise<void>;
+}
+
+export interface WebhookHandlerOptions<P extends object = object> {
+  /** The event name senders put in `event`. Unique across the application. */
+  event: string;
+  /** class-validator DTO of `payload`; errors are reported under `payload.<field>`. */
+  payload: Type<P>;
+  /**
+   * The event's natural identity, used to recognise a redelivery when the sender sends neither
+   * `Idempotency-Key` nor `webhook-id` (e.g. the attempt id of a completed attempt).
+   */
+  dedupeKey: (payload: P) => string | number;
+}
+
+/** The discoverable marker; read by WebhookRegistry. Use @WebhookHandler() in modules. */
+export const WebhookHandlerMarker = DiscoveryService.createDecorator<WebhookHandlerOptions<any>>();
+
+/**
+ * Declares a provider as the handler of one webhook event, with its payload DTO and natural
+ * dedupe key. Adding the provider to any module's `providers` is all it takes: the registry
+ * discovers it at start-up.
+ */
+export function WebhookHandler<P extends object>(options: WebhookHandlerOptions<P>) {
+  return applyDecorators(Injectable(), WebhookHandlerMarker(options));
+}

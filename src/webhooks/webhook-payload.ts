@@ -1,0 +1,26 @@
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import type { FieldErrors } from '../common/exceptions/api.exception.js';
+import { toFieldErrors } from '../common/pipes/validation.pipe.js';
+import type { WebhookDefinition } from './webhook-registry.js';
+
+export type PayloadCheck<P> = { payload: P; errors?: undefined } | { errors: FieldErrors };
+
+/**
+ * Validates a payload with its event's DTO. Unknown fields are neither refused nor stripped
+ * (senders add fields; CONTRACT §6): the global pipe's whitelist does not apply here. One message
+ * per field (the first rule it breaks), under `payload.<field>`.
+ */
+export async function checkPayload<P extends object>(
+  definition: WebhookDefinition<P>,
+  raw: Record<string, unknown>,
+): Promise<PayloadCheck<P>> {
+  const payload = plainToInstance(definition.payload, raw);
+  const errors = await validate(payload, {
+    whitelist: false,
+    forbidUnknownValues: false,
+    stopAtFirstError: true,
+    validationError: { target: false, value: false },
+  });
+  return errors.length ? { errors: toFieldErrors(errors, 'payload') } : { payload };
+}

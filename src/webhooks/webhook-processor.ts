@@ -1,0 +1,230 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { DataSource, type EntityManager } from 'typeorm';
+import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
+import { transaction } from '../database/transaction.js';
+import { WebhookNotFoundException } from './webhook.exceptions.js';
+import type { ValidDelivery } from './webhook-delivery.pipe.js';
+import { WebhookEvent } from './webhook-event.entity.js';
+import type { WebhookContext } from './webhook-handler.decorator.js';
+import { checkPayload } from './webhook-payload.js';
+import { type RegisteredWebhook, WebhookRegistry } from './webhook-registry.js';
+import { uuidv7 } from './uuid-v7.js';
+
+const MAX_DEDUPE_KEY_LENGTH = 255;
+const MAX_ERROR_LENGTH = 2000;
+const REPLAY_BATCH = 100;
+
+/** Who sent a delivery and under which key, for recognising redeliveries. */
+export interface DeliverySource {
+  /** OAuth client of the token (sender-chosen keys are only unique per sender). */
+  clientId: string;
+  /** `Idempotency-Key` or `webhook-id`, when sent. */
+  senderKey?: string;
+}
+
+export type ReplayResult = 'processed' | 'failed' | 'skipped';
+
+/** A handler threw; carries the cause out of the transaction so that it rolls back. */
+class HandlerFailure extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause), { cause });
+  }
+}
+
+/**
+ * The write side of webhooks: store, process, record failures, replay.
+ *
+ * Guarantees and how they are kept:
+ * - First delivery wins: the event row is inserted with "ON CONFLICT DO NOTHING" against the
+ *   unique (event, dedupe_key) constraint, in the same transaction as the handler. A concurrent
+ *   duplicate waits for that transaction (PostgreSQL's unique index; SQLite's single writer) and
+ *   then finds the row instead of running the handler again.
+ * - One transaction per event on the happy path: insert (already marked processed), handler's
+ *   writes, commit. The answer is sent after the commit, so an acknowledged event survives a
+ *   crash, and a crash before it leaves nothing behind for the sender's retry to trip on.
+ * - A throwing handler rolls all of that back; the failure is then recorded in a transaction of
+ *   its own, and a redelivery or a replay claims the failed row (UPDATE … WHERE status =
+ *   'failed', so only one claimer runs the handler) and processes it again.
+ */
+@Injectable()
+export class WebhookProcessor {
+  private readonly logger = new Logger(WebhookProcessor.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly registry: WebhookRegistry,
+  ) {}
+
+  /**
+   * Stores and processes a validated delivery. Resolves to the event's row: `processed` (this
+   * delivery's, or the first delivery's for a redelivery) or `failed` (the caller answers 500).
+   */
+  async receive(delivery: ValidDelivery, source: DeliverySource): Promise<WebhookEvent> {
+    const { webhook, payload, raw } = delivery;
+    const now = new Date();
+    const row: WebhookEvent = {
+      id: uuidv7(now.getTime()),
+      event: webhook.event,
+      dedupeKey: dedupeKeyOf(webhook, payload, source),
+      payload: JSON.stringify(raw),
+      status: 'processed',
+      attempts: 1,
+      lastError: null,
+      receivedAt: now,
+      processedAt: now,
+    };
+    try {
+      return await transaction(this.dataSource, async (manager) => {
+        if (await insertUnlessConflict(manager, WebhookEvent, row)) {
+          await runHandler(webhook, payload, { manager, eventId: row.id, attempt: 1 });
+          return row;
+        }
+        const first = await manager.findOneByOrFail(WebhookEvent, {
+          event: row.event,
+          dedupeKey: row.dedupeKey,
+        });
+        return first.status === 'failed' ? this.retry(manager, first) : first;
+      });
+    } catch (error) {
+      if (!(error instanceof HandlerFailure)) throw error;
+      return this.recordFailure(row, error);
+    }
+  }
+
+  /** Re-runs one failed event; a processed one is left alone ('skipped'). */
+  async replay(id: string): Promise<{ row: WebhookEvent; result: ReplayResult }> {
+    const row = await this.dataSource.getRepository(WebhookEvent).findOneBy({ id });
+    if (!row) throw new WebhookNotFoundException();
+    if (row.status !== 'failed') return { row, result: 'skipped' };
+    let settled: WebhookEvent;
+    try {
+      settled = await transaction(this.dataSource, (manager) => this.retry(manager, row));
+    } catch (error) {
+      if (!(error instanceof HandlerFailure)) throw error;
+      settled = await this.recordFailure(row, error);
+    }
+    return { row: settled, result: settled.status === 'processed' ? 'processed' : 'failed' };
+  }
+
+  /** Re-runs every failed event, oldest first; each one that fails again is not retried twice. */
+  async replayFailed(): Promise<{ row: WebhookEvent; result: ReplayResult }[]> {
+    const results: { row: WebhookEvent; result: ReplayResult }[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const query = this.dataSource
+        .getRepository(WebhookEvent)
+        .createQueryBuilder('e')
+        .select('e.id')
+        .where('e.status = :status', { status: 'failed' })
+        .orderBy('e.id', 'ASC')
+        .limit(REPLAY_BATCH);
+      if (after) query.andWhere('e.id > :after', { after });
+      const batch = await query.getMany();
+      for (const { id } of batch) results.push(await this.replay(id));
+      if (batch.length < REPLAY_BATCH) return results;
+      after = batch[batch.length - 1].id;
+    }
+  }
+
+  /**
+   * Claims a failed event and runs its handler again inside `manager`'s transaction. Resolves to
+   * the processed row, or to the row as another claimer left it; a handler failure is thrown.
+   */
+  private async retry(manager: EntityManager, failed: WebhookEvent): Promise<WebhookEvent> {
+    const claim = await manager
+      .createQueryBuilder()
+      .update(WebhookEvent)
+      .set({
+        status: 'processed',
+        attempts: () => 'attempts + 1',
+        lastError: null,
+        processedAt: new Date(),
+      })
+      .where('id = :id AND status = :status', { id: failed.id, status: 'failed' })
+      .execute();
+    const row = await manager.findOneByOrFail(WebhookEvent, { id: failed.id });
+    if (!claim.affected) return row;
+
+    const webhook = this.registry.find(row.event);
+    if (!webhook) {
+      throw new HandlerFailure(new Error(`No handler is registered for the event ${row.event}.`));
+    }
+    const checked = await checkPayload(webhook, JSON.parse(row.payload) as Record<string, unknown>);
+    if (checked.errors) {
+      throw new HandlerFailure(
+        new Error(`The stored payload is not valid any more: ${JSON.stringify(checked.errors)}`),
+      );
+    }
+    await runHandler(webhook, checked.payload, { manager, eventId: row.id, attempt: row.attempts });
+    return row;
+  }
+
+  /**
+   * Records a handler failure after its transaction rolled back: a new failed row (attempt 1),
+   * or one more attempt on the existing failed row. Resolves to the row as stored, which may be
+   * `processed` if a concurrent delivery of the same event succeeded meanwhile.
+   */
+  private async recordFailure(row: WebhookEvent, failure: HandlerFailure): Promise<WebhookEvent> {
+    this.logger.error(
+      { err: failure.cause, webhookId: row.id, event: row.event },
+      'webhook handler failed',
+    );
+    const lastError = failure.message.slice(0, MAX_ERROR_LENGTH);
+    return transaction(this.dataSource, async (manager) => {
+      const failed: WebhookEvent = {
+        ...row,
+        status: 'failed',
+        attempts: 1,
+        lastError,
+        processedAt: null,
+      };
+      if (await insertUnlessConflict(manager, WebhookEvent, failed)) return failed;
+      await manager
+        .createQueryBuilder()
+        .update(WebhookEvent)
+        .set({ attempts: () => 'attempts + 1', lastError })
+        .where('event = :event AND dedupe_key = :dedupeKey AND status = :status', {
+          event: row.event,
+          dedupeKey: row.dedupeKey,
+          status: 'failed',
+        })
+        .execute();
+      return manager.findOneByOrFail(WebhookEvent, { event: row.event, dedupeKey: row.dedupeKey });
+    });
+  }
+}
+
+async function runHandler(webhook: RegisteredWebhook, payload: object, context: WebhookContext) {
+  try {
+    await webhook.handler.handle(payload, context);
+  } catch (error) {
+    throw new HandlerFailure(error);
+  }
+}
+
+/**
+ * What identifies a redelivery: the sender's key when it sent one (scoped to the sending client,
+ * since two platforms may well both number their messages from 1), else the event's natural key.
+ * Keys too long for the column are hashed.
+ */
+export function dedupeKeyOf(
+  webhook: RegisteredWebhook,
+  payload: object,
+  { clientId, senderKey }: DeliverySource,
+): string {
+  let key: string;
+  if (senderKey) {
+    key = `sender:${clientId}:${senderKey}`;
+  } else {
+    const natural = webhook.dedupeKey(payload);
+    // A missing key would make every later event a "redelivery" of the first: refuse instead.
+    if (natural === undefined || natural === null || natural === '') {
+      throw new Error(`The dedupeKey of ${webhook.handlerName} gave no key for a valid payload.`);
+    }
+    key = `natural:${String(natural)}`;
+  }
+  return key.length <= MAX_DEDUPE_KEY_LENGTH
+    ? key
+    : `sha256:${createHash('sha256').update(key).digest('hex')}`;
+}

@@ -1,0 +1,90 @@
+import { Injectable, OnModuleInit, Type } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import {
+  type WebhookEventHandler,
+  WebhookHandlerMarker,
+  type WebhookHandlerOptions,
+} from './webhook-handler.decorator.js';
+
+export const MAX_EVENT_NAME_LENGTH = 100;
+
+export interface WebhookDefinition<P extends object = object> extends WebhookHandlerOptions<P> {
+  /** Class name of the handler, for messages. */
+  handlerName: string;
+}
+
+export interface RegisteredWebhook<P extends object = object> extends WebhookDefinition<P> {
+  handler: WebhookEventHandler<P>;
+}
+
+/** Start-up refusal: two providers claim one event name, or a handler is unusable. */
+export class WebhookRegistrationError extends Error {
+  override readonly name = 'WebhookRegistrationError';
+}
+
+/**
+ * The accepted webhook events, collected from every provider marked @WebhookHandler(). It is the
+ * only source of event names: the webhooks module itself never names one.
+ */
+@Injectable()
+export class WebhookRegistry implements OnModuleInit {
+  private readonly byEvent = new Map<string, RegisteredWebhook>();
+
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  onModuleInit() {
+    for (const { definition, wrapper } of this.discover()) {
+      const existing = this.byEvent.get(definition.event);
+      if (existing) {
+        throw new WebhookRegistrationError(
+          `Two handlers for the webhook event "${definition.event}": ${existing.handlerName} and ${definition.handlerName}.`,
+        );
+      }
+      const handler = wrapper.instance as WebhookEventHandler | undefined;
+      // A request-scoped handler has no instance here and none outside a request.
+      if (!wrapper.isDependencyTreeStatic() || typeof handler?.handle !== 'function') {
+        throw new WebhookRegistrationError(
+          `Webhook handler ${definition.handlerName} must be a singleton provider with a handle(payload, context) method.`,
+        );
+      }
+      this.byEvent.set(definition.event, { ...definition, handler });
+    }
+  }
+
+  find(event: string): RegisteredWebhook | undefined {
+    return this.byEvent.get(event);
+  }
+
+  events(): string[] {
+    return [...this.byEvent.keys()].sort();
+  }
+
+  /**
+   * Every declared event, sorted by name, read from class metadata: unlike find(), this works
+   * before the application is initialised, which is when the OpenAPI document is built.
+   */
+  definitions(): WebhookDefinition[] {
+    return this.discover()
+      .map(({ definition }) => definition)
+      .sort((a, b) => a.event.localeCompare(b.event));
+  }
+
+  private discover() {
+    return this.discovery.getProviders({ metadataKey: WebhookHandlerMarker.KEY }).map((wrapper) => {
+      const options = this.discovery.getMetadataByDecorator(WebhookHandlerMarker, wrapper);
+      const handlerName = (wrapper.metatype as Type | undefined)?.name ?? String(wrapper.name);
+      if (
+        !options?.event ||
+        typeof options.event !== 'string' ||
+        options.event.length > MAX_EVENT_NAME_LENGTH ||
+        typeof options.payload !== 'function' ||
+        typeof options.dedupeKey !== 'function'
+      ) {
+        throw new WebhookRegistrationError(
+          `Webhook handler ${handlerName} needs an event name (at most ${MAX_EVENT_NAME_LENGTH} characters), a payload DTO class and a dedupeKey function.`,
+        );
+      }
+      return { definition: { ...options, handlerName } as WebhookDefinition, wrapper };
+    });
+  }
+}

@@ -1,0 +1,112 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiExtraModels,
+  ApiHeader,
+  ApiInternalServerErrorResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { CurrentPrincipal } from '../auth/decorators/current-principal.decorator.js';
+import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
+import type { Principal } from '../auth/principal.js';
+import {
+  ApiDataResponse,
+  ApiPaginatedResponse,
+  ValidationErrorDto,
+} from '../pagination/api-response.decorators.js';
+import { Page } from '../pagination/page.js';
+import {
+  WebhookAcceptedDto,
+  WebhookEventDto,
+  WebhookEventTypeDto,
+  WebhookFailedDto,
+} from './dto/webhook-event.dto.js';
+import { WebhookListQueryDto } from './dto/webhook-list-query.dto.js';
+import { WebhookProcessingFailedException } from './webhook.exceptions.js';
+import { type ValidDelivery, WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
+import { WebhookProcessor } from './webhook-processor.js';
+import { WebhookRegistry } from './webhook-registry.js';
+import { WebhooksService } from './webhooks.service.js';
+import { deliveryBodySchema, describeDeliveries } from './webhooks.openapi.js';
+
+@ApiTags('webhooks')
+@Controller('v2/webhooks')
+export class WebhooksController {
+  constructor(
+    private readonly processor: WebhookProcessor,
+    private readonly webhooks: WebhooksService,
+    registry: WebhookRegistry,
+  ) {
+    describeDeliveries(WebhooksController, registry.definitions());
+  }
+
+  /**
+   * Receives a webhook: validates it, stores it, processes it, then answers. A redelivery of an
+   * event already processed answers with the first delivery's id and is not processed again.
+   */
+  @Post()
+  @HttpCode(200)
+  @RequireScopes('webhooks:write')
+  @ApiBody({ schema: deliveryBodySchema })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: "Identifies a delivery across retries; else the event's natural key does.",
+  })
+  @ApiHeader({ name: 'webhook-id', required: false, description: 'Same as Idempotency-Key.' })
+  @ApiDataResponse(WebhookAcceptedDto)
+  @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
+  @ApiInternalServerErrorResponse({
+    type: WebhookFailedDto,
+    description:
+      'The handler failed: the event is stored as failed; a redelivery or webhooks:replay runs it again.',
+  })
+  async receive(
+    @Body(WebhookDeliveryPipe) delivery: ValidDelivery,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Headers('webhook-id') webhookId: string | undefined,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<WebhookAcceptedDto> {
+    const row = await this.processor.receive(delivery, {
+      clientId: principal.clientId,
+      senderKey: idempotencyKey || webhookId || undefined,
+    });
+    if (row.status === 'failed') throw new WebhookProcessingFailedException(row.id);
+    return WebhookAcceptedDto.from(row);
+  }
+
+  /** Received webhooks, newest first. */
+  @Get()
+  @RequireScopes('webhooks:read')
+  @ApiPaginatedResponse(WebhookEventDto)
+  list(@Query() query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
+    return this.webhooks.list(query);
+  }
+
+  /** The accepted event names, each with its payload's JSON schema. */
+  @Get('events')
+  @RequireScopes('webhooks:read')
+  @ApiExtraModels(WebhookEventTypeDto)
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['data'],
+      properties: { data: { type: 'array', items: { $ref: getSchemaPath(WebhookEventTypeDto) } } },
+    },
+  })
+  types(): WebhookEventTypeDto[] {
+    return this.webhooks.types();
+  }
+
+  @Get(':id')
+  @RequireScopes('webhooks:read')
+  @ApiDataResponse(WebhookEventDto)
+  @ApiNotFoundResponse({ schema: { example: { message: 'Webhook not found.' } } })
+  get(@Param('id') id: string): Promise<WebhookEventDto> {
+    return this.webhooks.get(id);
+  }
+}

@@ -1,0 +1,41 @@
+import type { Type } from '@nestjs/common';
+import { DECORATORS, getSchemaPath, type SchemaObject } from '@nestjs/swagger';
+import type { WebhookDefinition } from './webhook-registry.js';
+
+/**
+ * POST /v2/webhooks' body schema. The accepted events are only known once every module is loaded,
+ * after the decorators ran, so @ApiBody() holds this object and describeDeliveries() fills it in
+ * when the controller is built, which is before the OpenAPI document is.
+ */
+export const deliveryBodySchema: SchemaObject = {};
+
+/** One oneOf branch per registered event, each payload a component schema of its DTO. */
+export function describeDeliveries(controller: Type, definitions: WebhookDefinition[]) {
+  Reflect.defineMetadata(
+    DECORATORS.API_EXTRA_MODELS,
+    definitions.map((definition) => definition.payload),
+    controller,
+  );
+  for (const key of Object.keys(deliveryBodySchema)) {
+    delete deliveryBodySchema[key as keyof SchemaObject];
+  }
+  const branches: SchemaObject[] = definitions.map((definition) => ({
+    type: 'object',
+    title: definition.event,
+    required: ['event', 'payload'],
+    properties: {
+      event: { type: 'string', enum: [definition.event] },
+      payload: { $ref: getSchemaPath(definition.payload) },
+    },
+  }));
+  Object.assign(
+    deliveryBodySchema,
+    branches.length > 0
+      ? { oneOf: branches }
+      : {
+          type: 'object',
+          required: ['event', 'payload'],
+          properties: { event: { type: 'string' }, payload: { type: 'object' } },
+        },
+  );
+}

@@ -1,0 +1,45 @@
+import { Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { AttemptCompletedPayload } from '../../src/learning/dto/attempt-completed.payload.js';
+import {
+  WebhookHandler,
+  type WebhookEventHandler,
+} from '../../src/webhooks/webhook-handler.decorator.js';
+import { createTestDatabase, TestDatabase } from '../support/database.js';
+
+@WebhookHandler({
+  event: 'learning.attempt.completed',
+  payload: AttemptCompletedPayload,
+  dedupeKey: (payload) => payload.attempt_id,
+})
+class AnotherAttemptCompletedHandler implements WebhookEventHandler<AttemptCompletedPayload> {
+  async handle(): Promise<void> {}
+}
+
+/** A module claiming an event LearningModule already handles. */
+@Module({ providers: [AnotherAttemptCompletedHandler] })
+class ConflictingEventModule {}
+
+describe('webhook event registry', () => {
+  let database: TestDatabase;
+  let moduleRef: TestingModule | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    process.env.DATABASE_URL = database.url;
+  });
+  afterAll(async () => {
+    await moduleRef?.close();
+    await database.drop();
+  });
+
+  it('refuses to start with two handlers for one event name, naming both', async () => {
+    const { AppModule } = await import('../../src/app.module.js');
+    moduleRef = await Test.createTestingModule({
+      imports: [AppModule, ConflictingEventModule],
+    }).compile();
+
+    await expect(moduleRef.init()).rejects.toThrow(
+      'Two handlers for the webhook event "learning.attempt.completed": AttemptCompletedHandler and AnotherAttemptCompletedHandler.',
+    );
+  });
+});

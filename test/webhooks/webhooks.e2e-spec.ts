@@ -1,0 +1,415 @@
+import request from 'supertest';
+import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
+import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
+import { attemptCompleted } from '../factories/webhook.factory.js';
+import { startTestApp, TestApp } from '../support/app.js';
+import { authHeader } from '../support/auth.js';
+import { errors } from '../support/responses.js';
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
+  let t: TestApp;
+  let write: string;
+  let read: string;
+  beforeAll(async () => {
+    t = await startTestApp();
+    write = await authHeader(t, ['webhooks:write']);
+    read = await authHeader(t, ['webhooks:read']);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    request(t.http)
+      .post('/v2/webhooks')
+      .set('authorization', write)
+      .set(headers)
+      .send(body as object);
+  const eventRows = () => t.db.getRepository(WebhookEvent).find();
+  const attemptRows = (attemptId: number) =>
+    t.db.getRepository(CompletedAttempt).findBy({ attemptId });
+
+  describe('a valid delivery', () => {
+    it('is stored, processed, and answered 200 with the stored event', async () => {
+      const body = attemptCompleted({ user_id: 11, module_id: 22 });
+      const res = await post(body).expect(200);
+
+      expect(res.body).toEqual({
+        data: {
+          id: expect.stringMatching(UUID),
+          event: 'learning.attempt.completed',
+          status: 'processed',
+          received_at: expect.stringMatching(ISO_8601),
+        },
+      });
+      const row = await t.db.getRepository(WebhookEvent).findOneByOrFail({ id: res.body.data.id });
+      expect(row).toMatchObject({
+        event: 'learning.attempt.completed',
+        status: 'processed',
+        attempts: 1,
+        lastError: null,
+      });
+      expect(JSON.parse(row.payload)).toEqual(body.payload);
+      expect(row.receivedAt.toISOString()).toBe(res.body.data.received_at);
+      expect(row.processedAt).toBeInstanceOf(Date);
+      expect(await attemptRows(body.payload.attempt_id)).toEqual([
+        {
+          attemptId: body.payload.attempt_id,
+          userId: 11,
+          moduleId: 22,
+          recordedAt: expect.any(Date),
+        },
+      ]);
+    });
+
+    it('keeps unknown payload fields, as received', async () => {
+      const body = attemptCompleted({ score: 0.93, meta: { source: 'lms', tags: ['a'] } });
+      const res = await post(body).expect(200);
+
+      const row = await t.db.getRepository(WebhookEvent).findOneByOrFail({ id: res.body.data.id });
+      expect(row.payload).toBe(JSON.stringify(body.payload));
+      const stored = await request(t.http)
+        .get(`/v2/webhooks/${res.body.data.id}`)
+        .set('authorization', read)
+        .expect(200);
+      expect(stored.body.data.payload).toEqual(body.payload);
+    });
+  });
+
+  describe('an invalid delivery is 422 with the exact errors, and stores nothing', () => {
+    const valid = () => attemptCompleted().payload;
+    it.each<[string, unknown, Record<string, string[]>]>([
+      [
+        'an unknown event',
+        { event: 'learning.attempt.started', payload: valid() },
+        { event: ['The event must be one of: learning.attempt.completed.'] },
+      ],
+      [
+        'no event and no payload',
+        {},
+        {
+          event: ['The event field is required.'],
+          payload: ['The payload field is required.'],
+        },
+      ],
+      [
+        'an event that is not a string',
+        { event: 5, payload: valid() },
+        { event: ['The event must be a string.'] },
+      ],
+      [
+        'a payload that is an array',
+        { event: 'learning.attempt.completed', payload: [1, 2] },
+        { payload: ['The payload must be an object.'] },
+      ],
+      [
+        'a payload that is a string',
+        { event: 'learning.attempt.completed', payload: '{"user_id":1}' },
+        { payload: ['The payload must be an object.'] },
+      ],
+      [
+        'a null payload',
+        { event: 'learning.attempt.completed', payload: null },
+        { payload: ['The payload field is required.'] },
+      ],
+      [
+        'an unknown event and a payload that is not an object',
+        { event: 'nope', payload: 3 },
+        {
+          event: ['The event must be one of: learning.attempt.completed.'],
+          payload: ['The payload must be an object.'],
+        },
+      ],
+      [
+        'an empty payload',
+        { event: 'learning.attempt.completed', payload: {} },
+        {
+          'payload.user_id': ['The user_id field is required.'],
+          'payload.module_id': ['The module_id field is required.'],
+          'payload.attempt_id': ['The attempt_id field is required.'],
+        },
+      ],
+      [
+        'a missing attempt_id',
+        { event: 'learning.attempt.completed', payload: { user_id: 1, module_id: 2 } },
+        { 'payload.attempt_id': ['The attempt_id field is required.'] },
+      ],
+      [
+        '"5" as a string',
+        { event: 'learning.attempt.completed', payload: { ...valid(), user_id: '5' } },
+        { 'payload.user_id': ['The user_id must be a positive integer.'] },
+      ],
+      [
+        'a fraction, zero and a negative number',
+        {
+          event: 'learning.attempt.completed',
+          payload: { user_id: 1.5, module_id: 0, attempt_id: -3 },
+        },
+        {
+          'payload.user_id': ['The user_id must be a positive integer.'],
+          'payload.module_id': ['The module_id must be a positive integer.'],
+          'payload.attempt_id': ['The attempt_id must be a positive integer.'],
+        },
+      ],
+      [
+        'a boolean, a null and an integer beyond 2^53',
+        {
+          event: 'learning.attempt.completed',
+          payload: { user_id: true, module_id: null, attempt_id: 2 ** 60 },
+        },
+        {
+          'payload.user_id': ['The user_id must be a positive integer.'],
+          'payload.module_id': ['The module_id field is required.'],
+          'payload.attempt_id': ['The attempt_id must be a positive integer.'],
+        },
+      ],
+      [
+        'an unknown envelope field (only payload fields are open)',
+        { event: 'learning.attempt.completed', payload: valid(), source: 'lms' },
+        { source: ['The source field is not allowed.'] },
+      ],
+      ['a body that is an array', [1, 2], { body: ['The request body must be a JSON object.'] }],
+      ['a body that is a string', '"hello"', { body: ['The request body must be a JSON object.'] }],
+    ])('%s', async (_label, body, expected) => {
+      const before = (await eventRows()).length;
+      const res = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', write)
+        .set('content-type', 'application/json')
+        .send(typeof body === 'string' ? body : JSON.stringify(body));
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual(errors.invalid(expected));
+      expect((await eventRows()).length).toBe(before);
+    });
+  });
+
+  describe('authentication and scopes (CONTRACT §4)', () => {
+    it('is 401 without a token, before looking at the body', async () => {
+      const res = await request(t.http).post('/v2/webhooks').send({}).expect(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="api"');
+    });
+
+    it('is 401 with an invalid token', async () => {
+      const res = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', 'Bearer garbage')
+        .send(attemptCompleted())
+        .expect(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
+    });
+
+    it('is 403 without webhooks:write, and nothing is stored', async () => {
+      const body = attemptCompleted();
+      const res = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', await authHeader(t, ['webhooks:read', 'customers:write']))
+        .send(body)
+        .expect(403);
+      expect(res.headers['www-authenticate']).toBe(
+        'Bearer realm="api", error="insufficient_scope", scope="webhooks:write"',
+      );
+      expect(await attemptRows(body.payload.attempt_id)).toEqual([]);
+    });
+
+    it.each(['/v2/webhooks', '/v2/webhooks/events', '/v2/webhooks/some-id'])(
+      'GET %s is 401 without a token and 403 without webhooks:read',
+      async (path) => {
+        await request(t.http).get(path).expect(401);
+        const res = await request(t.http).get(path).set('authorization', write).expect(403);
+        expect(res.headers['www-authenticate']).toBe(
+          'Bearer realm="api", error="insufficient_scope", scope="webhooks:read"',
+        );
+      },
+    );
+  });
+
+  describe('idempotency: the first delivery wins', () => {
+    it('answers a sequential redelivery with the first id, processing it once', async () => {
+      const body = attemptCompleted();
+      const first = await post(body).expect(200);
+      const again = await post(body).expect(200);
+      // A redelivery carrying different data is still the same attempt: the first one stands.
+      const changed = await post({ ...body, payload: { ...body.payload, user_id: 99 } }).expect(
+        200,
+      );
+
+      expect(again.body).toEqual(first.body);
+      expect(changed.body).toEqual(first.body);
+      const rows = await t.db.getRepository(WebhookEvent).findBy({ id: first.body.data.id });
+      expect(rows).toHaveLength(1);
+      expect(rows[0].attempts).toBe(1);
+      expect(await attemptRows(body.payload.attempt_id)).toEqual([
+        expect.objectContaining({ userId: 7 }),
+      ]);
+    });
+
+    it('answers 20 simultaneous deliveries with one id: one event row, one effect', async () => {
+      const body = attemptCompleted();
+      const before = (await eventRows()).length;
+      const responses = await Promise.all(Array.from({ length: 20 }, () => post(body)));
+
+      expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+      const ids = new Set(responses.map((r) => r.body.data.id));
+      expect(ids.size).toBe(1);
+      expect((await eventRows()).length).toBe(before + 1);
+      expect(await attemptRows(body.payload.attempt_id)).toHaveLength(1);
+    });
+
+    it.each(['Idempotency-Key', 'webhook-id'])(
+      'uses the %s header, when sent, instead of the natural key',
+      async (header) => {
+        const key = `msg_${header}_${Date.now()}`;
+        const first = attemptCompleted();
+        const second = attemptCompleted();
+        const a = await post(first, { [header]: key }).expect(200);
+        // Same key, other attempt: a redelivery as far as the sender said.
+        const b = await post(second, { [header]: key }).expect(200);
+        // Another key, same attempt: another delivery, whose effect is still recorded once.
+        const c = await post(first, { [header]: `${key}-2` }).expect(200);
+
+        expect(b.body.data.id).toBe(a.body.data.id);
+        expect(c.body.data.id).not.toBe(a.body.data.id);
+        expect(await attemptRows(first.payload.attempt_id)).toHaveLength(1);
+        expect(await attemptRows(second.payload.attempt_id)).toEqual([]);
+      },
+    );
+
+    it('answers 20 simultaneous deliveries under one Idempotency-Key with one id', async () => {
+      const key = `burst-${Date.now()}`;
+      const bodies = Array.from({ length: 20 }, () => attemptCompleted());
+      const responses = await Promise.all(bodies.map((b) => post(b, { 'Idempotency-Key': key })));
+
+      expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+      expect(new Set(responses.map((r) => r.body.data.id)).size).toBe(1);
+      const recorded = await t.db
+        .getRepository(CompletedAttempt)
+        .createQueryBuilder('a')
+        .where('a.attempt_id IN (:...ids)', { ids: bodies.map((b) => b.payload.attempt_id) })
+        .getCount();
+      expect(recorded).toBe(1);
+    });
+  });
+
+  describe('reading', () => {
+    it('lists newest first, paged, filtered by event and status', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++)
+        ids.push((await post(attemptCompleted()).expect(200)).body.data.id);
+
+      const res = await request(t.http)
+        .get('/v2/webhooks')
+        .query('result_mode[mode]=paginated&result_mode[attributes][limit]=2')
+        .query({ event: 'learning.attempt.completed', status: 'processed' })
+        .set('authorization', read)
+        .expect(200);
+      expect(res.body.data.map((item: { id: string }) => item.id)).toEqual([ids[2], ids[1]]);
+      expect(res.body.data[0]).toEqual({
+        id: ids[2],
+        event: 'learning.attempt.completed',
+        status: 'processed',
+        payload: expect.objectContaining({ user_id: 7, module_id: 3 }),
+        attempts: 1,
+        last_error: null,
+        received_at: expect.stringMatching(ISO_8601),
+        processed_at: expect.stringMatching(ISO_8601),
+      });
+      const total = await t.db.getRepository(WebhookEvent).countBy({ status: 'processed' });
+      expect(res.body.meta).toEqual({
+        current_page: 1,
+        from: 1,
+        to: 2,
+        last_page: Math.ceil(total / 2),
+        per_page: 2,
+        total,
+      });
+
+      for (const query of [{ status: 'failed' }, { event: 'learning.attempt.started' }]) {
+        const none = await request(t.http)
+          .get('/v2/webhooks')
+          .query(query)
+          .set('authorization', read)
+          .expect(200);
+        expect(none.body).toEqual({
+          data: [],
+          meta: { current_page: 1, from: null, to: null, last_page: 1, per_page: 15, total: 0 },
+        });
+      }
+    });
+
+    it('refuses an unknown status or a bad page with 422', async () => {
+      const res = await request(t.http)
+        .get('/v2/webhooks')
+        .query('status=done&result_mode[attributes][page]=0')
+        .set('authorization', read)
+        .expect(422);
+      expect(res.body).toEqual(
+        errors.invalid({
+          status: ['The status must be one of: processed, failed.'],
+          'result_mode.attributes.page': ['The page must be a positive integer.'],
+        }),
+      );
+    });
+
+    it('gets one event; an unknown or malformed id is 404', async () => {
+      const created = (await post(attemptCompleted()).expect(200)).body.data;
+      const res = await request(t.http)
+        .get(`/v2/webhooks/${created.id.toUpperCase()}`)
+        .set('authorization', read)
+        .expect(200);
+      expect(res.body.data).toMatchObject({ ...created, attempts: 1, last_error: null });
+
+      for (const id of ['01900000-0000-7000-8000-000000000000', 'not-a-uuid', '42']) {
+        const missing = await request(t.http)
+          .get(`/v2/webhooks/${id}`)
+          .set('authorization', read)
+          .expect(404);
+        expect(missing.body).toEqual(errors.webhookNotFound);
+      }
+    });
+
+    it('lists the accepted events with their payload schema', async () => {
+      const res = await request(t.http)
+        .get('/v2/webhooks/events')
+        .set('authorization', read)
+        .expect(200);
+      expect(res.body).toEqual({
+        data: [
+          {
+            event: 'learning.attempt.completed',
+            payload_schema: {
+              type: 'object',
+              additionalProperties: true,
+              required: ['user_id', 'module_id', 'attempt_id'],
+              properties: {
+                user_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
+                module_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
+                attempt_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
+              },
+            },
+          },
+        ],
+      });
+    });
+
+    it('documents the accepted events and their payloads in the OpenAPI document', async () => {
+      const doc = (await request(t.http).get('/docs/openapi.json').expect(200)).body;
+      const body = doc.paths['/v2/webhooks'].post.requestBody.content['application/json'].schema;
+      expect(body.oneOf).toEqual([
+        expect.objectContaining({
+          properties: {
+            event: { type: 'string', enum: ['learning.attempt.completed'] },
+            payload: { $ref: '#/components/schemas/AttemptCompletedPayload' },
+          },
+        }),
+      ]);
+      expect(doc.components.schemas.AttemptCompletedPayload.required).toEqual([
+        'user_id',
+        'module_id',
+        'attempt_id',
+      ]);
+    });
+  });
+});
