@@ -3,6 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { Repository } from 'typeorm';
+import { inTurn } from '../database/transaction.js';
 import type { Environment } from '../config/environment.js';
 import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import type { GrantType } from './grant-types.js';
@@ -56,7 +57,7 @@ export class ClientsService {
       tokensNotBefore: null,
       createdAt: Date.now(),
     });
-    await this.clients.insert(client);
+    await inTurn(this.clients.manager.connection, () => this.clients.insert(client));
     this.state.clientChanged(client);
     return { clientId: client.id, clientSecret };
   }
@@ -69,10 +70,9 @@ export class ClientsService {
     if (!client) throw new ClientNotFoundException();
     client.disabled = true;
     client.tokensNotBefore = Math.floor(Date.now() / 1000);
-    await this.clients.update(client.id, {
-      disabled: true,
-      tokensNotBefore: client.tokensNotBefore,
-    });
+    await inTurn(this.clients.manager.connection, () =>
+      this.clients.update(client.id, { disabled: true, tokensNotBefore: client.tokensNotBefore }),
+    );
     this.state.clientChanged(client);
     this.verifier.forgetClient(client.id);
     return { clientId: client.id, tokensNotBefore: client.tokensNotBefore };

@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { calculateJwkThumbprint, importJWK, importPKCS8, type JWK } from 'jose';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { Repository } from 'typeorm';
+import { inTurn } from '../database/transaction.js';
 import { ApiException } from '../common/exceptions/api.exception.js';
 import { Environment, InvalidEnvironmentError } from '../config/environment.js';
 import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
@@ -102,19 +103,21 @@ export class SigningKeysService implements OnModuleInit {
   private async generate() {
     const { privateKey } = generateKeyPairSync('ed25519');
     const m = await material(privateKey);
-    await this.keys
-      .createQueryBuilder()
-      .insert()
-      .into(SigningKey)
-      .values({
-        kid: m.kid,
-        alg: m.signer.alg,
-        privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-        slot: SIGNING_SLOT,
-        createdAt: Date.now(),
-      })
-      .orIgnore()
-      .execute();
+    await inTurn(this.keys.manager.connection, () =>
+      this.keys
+        .createQueryBuilder()
+        .insert()
+        .into(SigningKey)
+        .values({
+          kid: m.kid,
+          alg: m.signer.alg,
+          privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+          slot: SIGNING_SLOT,
+          createdAt: Date.now(),
+        })
+        .orIgnore()
+        .execute(),
+    );
   }
 }
 

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, MoreThan, Repository } from 'typeorm';
+import { inTurn } from '../database/transaction.js';
 import type { Environment } from '../config/environment.js';
 import { CLOCK_LEEWAY_SECONDS, type AccessTokenClaims } from './access-tokens.service.js';
 import { OAuthClient } from './oauth-client.entity.js';
@@ -72,18 +73,20 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
 
   /** Records a revocation durably, then refuses the token here at once. */
   async revoke(claims: AccessTokenClaims): Promise<void> {
-    await this.revocations
-      .createQueryBuilder()
-      .insert()
-      .into(RevokedToken)
-      .values({
-        jti: claims.jti,
-        clientId: claims.client_id,
-        expiresAt: claims.exp,
-        revokedAt: Date.now(),
-      })
-      .orIgnore()
-      .execute();
+    await inTurn(this.revocations.manager.connection, () =>
+      this.revocations
+        .createQueryBuilder()
+        .insert()
+        .into(RevokedToken)
+        .values({
+          jti: claims.jti,
+          clientId: claims.client_id,
+          expiresAt: claims.exp,
+          revokedAt: Date.now(),
+        })
+        .orIgnore()
+        .execute(),
+    );
     this.revoked.set(claims.jti, claims.exp);
   }
 
@@ -99,7 +102,9 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
       await this.reload();
       if (Date.now() - this.lastCleanup >= CLEANUP_EVERY_MS) {
         this.lastCleanup = Date.now();
-        await this.revocations.delete({ expiresAt: LessThan(nowSeconds() - CLOCK_LEEWAY_SECONDS) });
+        await inTurn(this.revocations.manager.connection, () =>
+          this.revocations.delete({ expiresAt: LessThan(nowSeconds() - CLOCK_LEEWAY_SECONDS) }),
+        );
       }
     } catch (error) {
       // Keep serving with the last known state; the next tick tries again.

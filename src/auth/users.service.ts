@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { inTurn } from '../database/transaction.js';
 import type { Environment } from '../config/environment.js';
 import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import {
@@ -44,7 +45,7 @@ export class UsersService {
       createdAt: Date.now(),
     });
     try {
-      await this.users.insert(user);
+      await inTurn(this.users.manager.connection, () => this.users.insert(user));
     } catch (error) {
       // Created meanwhile by someone else: the unique index refused the second one.
       if (await this.users.existsBy({ username })) throw new UsernameTakenException();

@@ -1,5 +1,6 @@
 import type { Database, Statement as SqliteStatement } from 'better-sqlite3';
 import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
+import { inTurn } from './transaction.js';
 
 export interface Statement {
   sql: string;
@@ -42,7 +43,8 @@ export function statementOf(qb: SelectQueryBuilder<ObjectLiteral>): Statement {
  * between all requests, and its async query runner yields between statements, so another
  * request's statements would run inside this transaction (and a second transaction would become
  * a savepoint of the first). On SQLite the work therefore runs synchronously in better-sqlite3's
- * own transaction, where nothing can interleave; PostgreSQL gets a pooled connection of its own.
+ * own transaction, where nothing can interleave, and in its turn (inTurn), so that it cannot land
+ * inside another module's open transaction either; PostgreSQL gets a pooled connection of its own.
  */
 export async function transact<T>(
   dataSource: DataSource,
@@ -55,7 +57,7 @@ export async function transact<T>(
       drive(work(), (statement) => runSqlite(dataSource, sqlite, statement)),
     );
     // IMMEDIATE takes the write lock up front: no lock upgrade that could fail half-way.
-    return mode === 'write' ? run.immediate() : run.deferred();
+    return inTurn(dataSource, () => (mode === 'write' ? run.immediate() : run.deferred()));
   }
 
   const runner = dataSource.createQueryRunner('master');
@@ -81,7 +83,7 @@ export async function execute(
   statement: Statement,
 ): Promise<StatementResult> {
   const sqlite = sqliteConnection(dataSource);
-  if (sqlite) return runSqlite(dataSource, sqlite, statement);
+  if (sqlite) return inTurn(dataSource, () => runSqlite(dataSource, sqlite, statement));
   const runner = dataSource.createQueryRunner('master');
   try {
     return await runPostgres(runner, statement);

@@ -1,28 +1,36 @@
 import type { DataSource, EntityManager } from 'typeorm';
 
-const sqliteQueues = new WeakMap<DataSource, Promise<unknown>>();
+const sqliteTurns = new WeakMap<DataSource, Promise<unknown>>();
 
 /**
- * `dataSource.transaction(work)`, safe under concurrency on SQLite too.
+ * Runs `work` when it is its turn on SQLite's one shared connection; on PostgreSQL at once.
  *
- * TypeORM's better-sqlite3 driver has one connection and one shared query runner, so two
- * transactions started concurrently would nest (the second becomes a savepoint of the first, and
- * a rollback of either can undo the other's work). On SQLite transactions therefore take turns
- * through a per-DataSource queue; on PostgreSQL each runs on its own pooled connection at once.
- *
- * `work` must not call transaction() itself (it would wait for its own turn); nest with
- * `manager.transaction()` instead.
+ * TypeORM's better-sqlite3 driver has one connection for the whole process. A transaction whose
+ * work awaits between statements (a webhook handler) leaves gaps in which any other statement
+ * sent on that connection joins the open transaction: a write acknowledged to its caller could be
+ * rolled back with someone else's failure, and a second transaction would become a savepoint of
+ * the first. So on SQLite every write (and every multi-statement read) takes a turn here; reads
+ * that are a single statement need not.
+ */
+export function inTurn<T>(dataSource: DataSource, work: () => T | Promise<T>): Promise<T> {
+  if (dataSource.options.type !== 'better-sqlite3') return Promise.resolve(work());
+  const previous = sqliteTurns.get(dataSource) ?? Promise.resolve();
+  const run = previous.then(work);
+  sqliteTurns.set(
+    dataSource,
+    run.catch(() => undefined),
+  );
+  return run;
+}
+
+/**
+ * `dataSource.transaction(work)`, safe under concurrency on SQLite too (see inTurn). `work` must
+ * not call transaction() or inTurn() itself (it would wait for its own turn).
  */
 export function transaction<T>(
   dataSource: DataSource,
   work: (manager: EntityManager) => Promise<T>,
 ): Promise<T> {
   if (dataSource.options.type !== 'better-sqlite3') return dataSource.transaction(work);
-  const previous = sqliteQueues.get(dataSource) ?? Promise.resolve();
-  const run = previous.then(() => dataSource.transaction(work));
-  sqliteQueues.set(
-    dataSource,
-    run.catch(() => undefined),
-  );
-  return run;
+  return inTurn(dataSource, () => dataSource.transaction(work));
 }
