@@ -27,6 +27,7 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     connectionTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
     requestTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeout: 5_000,
+    return503OnClosing: false,
     http: {
       headersTimeout: env.HTTP_HEADERS_TIMEOUT_MS,
       // Node enforces the two timeouts above on this interval (default 30 s).
@@ -54,9 +55,20 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   }
 
   const fastify = app.getHttpAdapter().getInstance();
+  // While shutting down, requests that still arrive on kept-alive connections are refused in the
+  // contract's shape (Fastify's own 503 body is not); those already taken in finish normally.
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done();
+    if (!closing) return done();
+    void reply
+      .code(503)
+      .headers({ connection: 'close', 'retry-after': '1' })
+      .send({ message: 'The service is temporarily unavailable.' });
   });
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
