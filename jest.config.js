@@ -22,6 +22,7 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   setupFiles: ['<rootDir>/test/support/setup-env.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/support/log-audit.ts'],
   testTimeout: 30000,
   maxWorkers: process.env.CI ? 2 : '50%',
 };
