@@ -14,7 +14,7 @@ export async function runNode(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [resolve(ROOT, script), ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -50,13 +50,13 @@ export interface ServerProcess {
  */
 export async function startServer(
   env: Record<string, string>,
-  timeoutMs = 20000,
+  timeoutMs = 60000,
   script = 'dist/src/main.js',
 ): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [resolve(ROOT, script)], {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
