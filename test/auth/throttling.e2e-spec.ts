@@ -103,6 +103,30 @@ describe('throttling of the token endpoint', () => {
       .expect(200);
   });
 
+  it('holds under a concurrent burst of wrong secrets: at most 3 are checked, the rest are 429', async () => {
+    const target = await createClient(t);
+    const burst = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        fromNewAddress()().send({
+          grant_type: 'client_credentials',
+          scope: 'customers:read',
+          ...credentials(target, 'guess'),
+        }),
+      ),
+    );
+    const statuses = burst.map((res) => res.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(3);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(27);
+    for (const res of burst.filter((r) => r.status === 429)) expectThrottled(res);
+    expectThrottled(
+      await fromNewAddress()().send({
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+        ...credentials(target),
+      }),
+    );
+  });
+
   it('throttles guesses at unknown client ids by id too', async () => {
     const post = fromNewAddress();
     const unknown = { client_id: 'no-such-client', client_secret: 'guess' };

@@ -1,5 +1,7 @@
 import request from 'supertest';
+import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
+import { createCustomer } from '../factories/customer.factory.js';
 import { usingPostgres } from '../support/database.js';
 import { errors } from '../support/responses.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -36,17 +38,59 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
   });
 
   it('answers 503 in bounded time while the database is gone, and recovers without a restart', async () => {
+    const auth = await authHeader(t, ['customers:read', 'customers:write']);
+    const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
+    const company = `/v2/customers/${customer.id}/company`;
+    await request(t.http)
+      .put(company)
+      .set('authorization', auth)
+      .send({ name: 'Acked' })
+      .expect(200);
     await request(t.http).get('/health/ready').expect(200);
 
-    await proxy.cut();
-    const started = Date.now();
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, () => request(t.http).get('/health/ready')),
+    // Cut while requests are in flight: each answers 200 or the contract's 503, none hangs.
+    const inFlightStarted = Date.now();
+    const inFlight = Array.from({ length: 20 }, (_, i) =>
+      i % 2
+        ? request(t.http).get(company).set('authorization', auth)
+        : request(t.http).put(company).set('authorization', auth).send({ name: 'Acked' }),
     );
-    expect(Date.now() - started).toBeLessThan(6000);
-    for (const res of answers) {
-      expect(res.status).toBe(503);
-      expect(res.body).toEqual(errors.notReady);
+    await new Promise((r) => setImmediate(r));
+    await proxy.cut();
+    for (const res of await Promise.all(inFlight)) {
+      if (res.status === 200) expect(res.body.data.name).toBe('Acked');
+      else
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 503,
+          body: errors.databaseUnavailable,
+        });
+    }
+    expect(Date.now() - inFlightStarted).toBeLessThan(12000);
+
+    // While it stays gone, everything that needs it is 503 in bounded time.
+    const started = Date.now();
+    const [ready, api] = await Promise.all([
+      Promise.all(Array.from({ length: 5 }, () => request(t.http).get('/health/ready'))),
+      Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          i % 2
+            ? request(t.http).get(company).set('authorization', auth)
+            : request(t.http).put(company).set('authorization', auth).send({ type: 'llp' }),
+        ),
+      ),
+    ]);
+    expect(Date.now() - started).toBeLessThan(12000);
+    for (const res of ready) {
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 503,
+        body: errors.notReady,
+      });
+    }
+    for (const res of api) {
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 503,
+        body: errors.databaseUnavailable,
+      });
     }
 
     await proxy.restore();
@@ -54,5 +98,10 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
       async () => (await request(t.http).get('/health/ready')).status === 200,
       10000,
     );
+    // The same process serves again, and what was acknowledged before the cut is there.
+    await request(t.http)
+      .get(company)
+      .set('authorization', auth)
+      .expect(200, { data: { name: 'Acked', type: 'plc' } });
   });
 });
