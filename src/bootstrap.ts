@@ -1,9 +1,9 @@
-import helmet from '@fastify/helmet';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Logger } from 'nestjs-pino';
+import helmet from 'helmet';
 import qs from 'qs';
 import { parseForm, parseJson } from './common/parsers/body-parsers.js';
 import type { Environment } from './config/environment.js';
@@ -47,6 +47,32 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
   });
 }
 
+/**
+ * Helmet's security headers, computed once: with these static options they are the same for
+ * every response, and running helmet's middleware per request (as @fastify/helmet does) cost
+ * more than half of a simple request's CPU time here.
+ */
+const SECURITY_HEADERS = helmetHeaders({
+  contentSecurityPolicy: {
+    directives: {
+      defaultSrc: ["'self'"],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      scriptSrc: ["'self'", "'unsafe-inline'"],
+    },
+  },
+});
+
+function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const response = {
+    setHeader: (name: string, value: unknown) => (headers[name.toLowerCase()] = String(value)),
+    removeHeader: (name: string) => delete headers[name.toLowerCase()],
+  };
+  helmet(options)({} as never, response as never, () => undefined);
+  return headers;
+}
+
 /** Everything done to the app between creation and listen; shared by main.ts and the tests. */
 export async function configureApp(app: NestFastifyApplication, env: AppSettings) {
   app.useLogger(app.get(Logger));
@@ -63,7 +89,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     done();
   });
   fastify.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
+    reply.headers(SECURITY_HEADERS).header('x-request-id', request.id);
     if (!closing) return done();
     void reply
       .code(503)
@@ -94,17 +120,6 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       done(null, parseForm(body as string));
     },
   );
-
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        scriptSrc: ["'self'", "'unsafe-inline'"],
-      },
-    },
-  });
 
   const document = SwaggerModule.createDocument(
     app,
