@@ -93,7 +93,11 @@ export class ClientsService {
       : null;
     const secretMatches = verifyClientSecret(clientSecret, client?.secretHash);
     if (!client || !secretMatches || client.disabled) {
+      // Checked again after the await: in a concurrent burst, attempts past the limit that were
+      // already in flight are answered 429 too, so no more than the limit ever get a verdict.
+      const late = this.failures.retryAfter(clientId);
       this.failures.record(clientId);
+      if (late > 0) throw new TooManyAttemptsException(late);
       throw new InvalidClientException(usedBasic);
     }
     return client;

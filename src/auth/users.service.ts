@@ -64,7 +64,11 @@ export class UsersService {
 
     const user = isPlausibleUsername(username) ? await this.users.findOneBy({ username }) : null;
     if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
+      // Checked again after the await (see ClientsService.authenticate): a burst gets no more
+      // than the limit's worth of verdicts.
+      const late = this.failures.retryAfter(username);
       this.failures.record(username);
+      if (late > 0) throw new TooManyAttemptsException(late);
       throw new InvalidGrantException();
     }
     return user;
