@@ -2,11 +2,13 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Logger } from 'nestjs-pino';
 import helmet from 'helmet';
 import qs from 'qs';
 import { parseForm, parseJson } from './common/parsers/body-parsers.js';
 import type { Environment } from './config/environment.js';
+import { AppLogger } from './logging/app-logger.js';
+import { ROOT_LOGGER } from './logging/logging.module.js';
+import { logRequests } from './logging/request-log.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -75,12 +77,13 @@ function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, st
 
 /** Everything done to the app between creation and listen; shared by main.ts and the tests. */
 export async function configureApp(app: NestFastifyApplication, env: AppSettings) {
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   if (env.CORS_ORIGINS) {
     app.enableCors({ origin: env.CORS_ORIGINS === '*' ? '*' : env.CORS_ORIGINS.split(',') });
   }
 
   const fastify = app.getHttpAdapter().getInstance();
+  logRequests(fastify, app.get(ROOT_LOGGER));
   // While shutting down, requests that still arrive on kept-alive connections are refused in the
   // contract's shape (Fastify's own 503 body is not); those already taken in finish normally.
   let closing = false;
