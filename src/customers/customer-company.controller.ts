@@ -36,14 +36,21 @@ export class CustomerCompanyController {
   async update(
     @CustomerId() id: number,
     // Typed `unknown` so the global pipe leaves it alone: CONTRACT §2 answers an unknown
-    // customer (404) before an invalid body (422), and pipes run before this handler.
+    // customer (404) before an invalid body (422), so the body's errors are only told once the
+    // customer is known to exist.
     @Body() body: unknown,
   ): Promise<CompanyDto> {
-    await this.customers.assertExists(id);
-    const changes = (await this.validation.transform(body, {
-      type: 'body',
-      metatype: UpdateCompanyDto,
-    })) as UpdateCompanyDto;
+    let changes: UpdateCompanyDto;
+    try {
+      changes = (await this.validation.transform(body, {
+        type: 'body',
+        metatype: UpdateCompanyDto,
+      })) as UpdateCompanyDto;
+    } catch (invalid) {
+      await this.customers.assertExists(id);
+      throw invalid;
+    }
+    // A valid body needs no separate existence check: the UPDATE finds no row (404) by itself.
     return CompanyDto.from(await this.customers.updateCompany(id, changes));
   }
 }

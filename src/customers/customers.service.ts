@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
-import { execute, sql, transact } from '../database/transact.js';
+import { execute, select, sql, transact } from '../database/transact.js';
 import { counterQuery, incrementCounter } from '../pagination/counters.js';
 import type { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
@@ -39,14 +39,24 @@ export class CustomersService {
     });
   }
 
+  /** One prepared statement (the hottest read of the service: see BENCHMARKS.md). */
   async find(id: number): Promise<Customer> {
-    const customer = await this.customers.findOneBy({ id });
-    if (!customer) throw new CustomerNotFoundException();
-    return customer;
+    const [row] = await select(
+      this.dataSource,
+      sql(this.dataSource, 'SELECT id, company_name, company_type FROM customers WHERE id = :id', {
+        id,
+      }),
+    );
+    if (!row) throw new CustomerNotFoundException();
+    return this.toEntity(row);
   }
 
   async assertExists(id: number): Promise<void> {
-    if (!(await this.customers.existsBy({ id }))) throw new CustomerNotFoundException();
+    const rows = await select(
+      this.dataSource,
+      sql(this.dataSource, 'SELECT 1 AS found FROM customers WHERE id = :id', { id }),
+    );
+    if (rows.length === 0) throw new CustomerNotFoundException();
   }
 
   /** Inserts the customer and counts it in one transaction, so the paged total stays exact. */
@@ -88,7 +98,7 @@ export class CustomersService {
   }
 
   private toEntity(row: Record<string, unknown>): Customer {
-    return this.customers.create({
+    return Object.assign(new Customer(), {
       id: Number(row.id),
       companyName: row.company_name as string | null,
       companyType: row.company_type as CompanyType | null,

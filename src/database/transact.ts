@@ -19,14 +19,62 @@ export interface StatementResult {
  */
 export type Work<T> = Generator<Statement, T, StatementResult>;
 
-/** `text` with `:name` / `:...list` parameters, in the driver's own placeholder style. */
+/** Stands for a named parameter while a statement's text is translated once. */
+class Placeholder {
+  constructor(readonly name: string) {}
+}
+
+interface Template {
+  sql: string;
+  names: string[];
+}
+
+const templates = new WeakMap<DataSource, Map<string, Template | null>>();
+
+/**
+ * `text` with `:name` / `:...list` parameters, in the driver's own placeholder style.
+ *
+ * The translation is done once per text (TypeORM's escapeQueryWithParameters runs regular
+ * expressions on every call, and on SQLite writes numbers into the text, so that each id made a
+ * new statement to prepare). Texts with list parameters are translated on every call.
+ */
 export function sql(
   dataSource: DataSource,
   text: string,
   parameters: ObjectLiteral = {},
 ): Statement {
-  const [query, params] = dataSource.driver.escapeQueryWithParameters(text, parameters);
-  return { sql: query, params };
+  const names = Object.keys(parameters);
+  let cache = templates.get(dataSource);
+  if (!cache) templates.set(dataSource, (cache = new Map()));
+  const key = `${names.join(',')}\0${text}`;
+  let template = cache.get(key);
+  if (template === undefined) {
+    template = translate(dataSource, text, names);
+    cache.set(key, template);
+  }
+  if (template === null || names.some((name) => typeof parameters[name] === 'function')) {
+    const [query, params] = dataSource.driver.escapeQueryWithParameters(text, parameters);
+    return { sql: query, params };
+  }
+  return { sql: template.sql, params: template.names.map((name) => parameters[name]) };
+}
+
+function translate(dataSource: DataSource, text: string, names: string[]): Template | null {
+  if (/:\.\.\./.test(text)) return null;
+  const marks = Object.fromEntries(names.map((name) => [name, new Placeholder(name)]));
+  const [query, params] = dataSource.driver.escapeQueryWithParameters(text, marks);
+  if (!params.every((p) => p instanceof Placeholder)) return null;
+  return { sql: query, names: params.map((p: Placeholder) => p.name) };
+}
+
+/** One read statement, outside any transaction (a single statement is its own snapshot). */
+export async function select(
+  dataSource: DataSource,
+  statement: Statement,
+): Promise<Record<string, unknown>[]> {
+  const sqlite = sqliteConnection(dataSource);
+  if (sqlite) return runSqlite(dataSource, sqlite, statement).rows;
+  return (await dataSource.query(statement.sql, statement.params)) as Record<string, unknown>[];
 }
 
 export function statementOf(qb: SelectQueryBuilder<ObjectLiteral>): Statement {
@@ -110,7 +158,7 @@ function runSqlite(
 ): StatementResult {
   // Logged like TypeORM's own queries, so `logging` shows these statements too.
   dataSource.logger.logQuery(sql, params);
-  const bound = params.map((p) => (typeof p === 'boolean' ? Number(p) : p));
+  const bound = params.map(bindable);
   const prepared = prepare(db, sql);
   if (prepared.reader) {
     const rows = prepared.all(...bound) as Record<string, unknown>[];
@@ -119,7 +167,19 @@ function runSqlite(
   return { rows: [], affected: prepared.run(...bound).changes };
 }
 
-const STATEMENT_CACHE_SIZE = 64;
+/**
+ * better-sqlite3 binds every JS number as a REAL, so 7 written to a text column would be stored
+ * as '7.0'; integers are bound as INTEGER (BigInt), as TypeORM's inlined literals would be.
+ */
+function bindable(value: unknown): unknown {
+  if (typeof value === 'boolean') return Number(value);
+  // As TypeORM writes dates on SQLite: UTC, 'YYYY-MM-DD HH:MM:SS.SSS'.
+  if (value instanceof Date) return value.toISOString().replace('T', ' ').replace('Z', '');
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  return value;
+}
+
+const STATEMENT_CACHE_SIZE = 256;
 const statementCache = new WeakMap<Database, Map<string, SqliteStatement>>();
 
 /** Prepared once per connection: a list query or a bulk insert repeats the same SQL. */

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { execute, select, sql } from '../../src/database/transact.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors } from '../support/responses.js';
 
@@ -27,6 +28,28 @@ describe('database, migrations and health', () => {
     expect(await t.db.showMigrations()).toBe(true);
     await t.db.runMigrations();
     expect(await t.db.showMigrations()).toBe(false);
+  });
+
+  it('binds statement parameters by name, the same text with new values each time', async () => {
+    // The text is translated once; integers are bound as integers (better-sqlite3 would bind a
+    // JS number as a REAL, and 7 cast to text would read '7.0').
+    for (const [n, word] of [
+      [7, 'seven'],
+      [123456789, 'big'],
+    ] as const) {
+      const rows = await select(
+        t.db,
+        sql(t.db, 'SELECT :word AS word, CAST(:n AS VARCHAR(20)) AS n, :m + 1 AS next', {
+          n,
+          m: n,
+          word,
+        }),
+      );
+      expect(rows).toEqual([{ n: String(n), word, next: n + 1 }]);
+    }
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const stored = await execute(t.db, sql(t.db, 'SELECT CAST(:at AS VARCHAR(40)) AS at', { at }));
+    expect(String(stored.rows[0].at)).toMatch(/^2026-01-02[ T]0?\d:04:05/);
   });
 
   it('is live and ready, not ready while the database is gone, ready again after', async () => {
