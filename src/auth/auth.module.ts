@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessTokenService } from './access-tokens.service.js';
 import { ClientsService } from './clients.service.js';
@@ -18,8 +18,10 @@ import { WellKnownController } from './well-known.controller.js';
 
 /**
  * OAuth 2.0 token issuance (CONTRACT §3), bearer tokens, revocation and introspection (§4).
- * Other modules protect routes with @RequireScopes() and read @CurrentPrincipal().
+ * Other modules protect routes with @RequireScopes() and read @CurrentPrincipal(); the module
+ * is global so that the bearer guard finds the TokenVerifier from any module's routes.
  */
+@Global()
 @Module({
   imports: [TypeOrmModule.forFeature([OAuthClient, User, RevokedToken, SigningKey])],
   controllers: [OAuthController, WellKnownController],

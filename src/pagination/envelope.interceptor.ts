@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { map, Observable } from 'rxjs';
+import { RouteMetadataCache } from '../common/route-metadata.js';
 import { Page, pageMeta } from './page.js';
 
 const RAW_RESPONSE = Symbol('raw-response');
@@ -20,13 +21,14 @@ export const RawResponse = () => SetMetadata(RAW_RESPONSE, true);
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector) {}
+  private readonly raw: RouteMetadataCache<boolean>;
+
+  constructor(reflector: Reflector) {
+    this.raw = new RouteMetadataCache(reflector, RAW_RESPONSE, false);
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const raw = this.reflector.getAllAndOverride<boolean>(RAW_RESPONSE, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const raw = this.raw.get(context);
     if (raw || context.getType() !== 'http') return next.handle();
     return next.handle().pipe(map(wrap));
   }

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiException } from '../../common/exceptions/api.exception.js';
+import { RouteMetadataCache } from '../../common/route-metadata.js';
 import { REQUIRED_SCOPES } from '../decorators/require-scopes.decorator.js';
 import type { Principal } from '../principal.js';
 import type { Scope } from '../scopes.js';
@@ -17,14 +18,14 @@ export class InsufficientScopeException extends ApiException {
 /** 403 unless the authenticated principal holds every scope the route requires. */
 @Injectable()
 export class ScopesGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  private readonly required: RouteMetadataCache<Scope[]>;
+
+  constructor(reflector: Reflector) {
+    this.required = new RouteMetadataCache(reflector, REQUIRED_SCOPES, []);
+  }
 
   canActivate(context: ExecutionContext): boolean {
-    const required =
-      this.reflector.getAllAndOverride<Scope[]>(REQUIRED_SCOPES, [
-        context.getHandler(),
-        context.getClass(),
-      ]) ?? [];
+    const required = this.required.get(context);
     const principal = context.switchToHttp().getRequest<{ user?: Principal }>().user;
     if (!required.every((scope) => principal?.scopes.includes(scope))) {
       throw new InsufficientScopeException(required);

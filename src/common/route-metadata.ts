@@ -1,0 +1,30 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
+
+/**
+ * A route's metadata (`getAllAndOverride` over handler and class), read once per route instead
+ * of on every request: decorators do not change after start-up. Keyed by class, then handler,
+ * since one inherited handler can serve controllers with different class metadata.
+ */
+export class RouteMetadataCache<T> {
+  private readonly byClass = new WeakMap<object, Map<object, T>>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly key: string | symbol,
+    private readonly fallback: T,
+  ) {}
+
+  get(context: ExecutionContext): T {
+    const type = context.getClass();
+    const handler = context.getHandler();
+    let routes = this.byClass.get(type);
+    if (!routes) this.byClass.set(type, (routes = new Map()));
+    let value = routes.get(handler);
+    if (value === undefined) {
+      value = this.reflector.getAllAndOverride<T>(this.key, [handler, type]) ?? this.fallback;
+      routes.set(handler, value);
+    }
+    return value;
+  }
+}
