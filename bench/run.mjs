@@ -1,5 +1,6 @@
 // Benchmark: the built server against a raw node:http baseline measured in the same run.
 // Usage: npm run bench [-- --pg postgres://127.0.0.1/db] [--duration 5] [--runs 3] [--smoke]
+//        [--only a,c] [--customers 1000000]
 import autocannon from 'autocannon';
 import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -18,6 +19,10 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '3' },
     customers: { type: 'string', default: '1000000' },
     smoke: { type: 'boolean', default: false },
+    // Scenario letters to run (the baseline always runs), e.g. `--only a,c`; for quick A/B runs.
+    only: { type: 'string' },
+    // Extra node flags for the server, e.g. `--node-arg=--cpu-prof --node-arg=--cpu-prof-dir=/tmp/prof`.
+    'node-arg': { type: 'string', multiple: true, default: [] },
   },
 });
 const SMOKE = args.smoke;
@@ -27,6 +32,8 @@ const RUNS = SMOKE ? 1 : Number(args.runs);
 const CUSTOMERS = SMOKE ? 1000 : Number(args.customers);
 const CONNECTIONS = 10;
 const ID_SPAN = Math.min(CUSTOMERS, 10000);
+const ONLY = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : null;
+const wanted = (name) => !ONLY || name.startsWith('baseline') || ONLY.has(name[1]);
 
 const work = mkdtempSync(join(tmpdir(), 'company-api-bench-'));
 const databaseUrl = args.pg ?? `sqlite:${join(work, 'bench.sqlite')}`;
@@ -52,7 +59,7 @@ function cli(...cliArgs) {
 }
 
 async function startServer(port) {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], {
+  const child = spawn(process.execPath, [...args['node-arg'], join(ROOT, 'dist/src/main.js')], {
     cwd: ROOT,
     env: { ...serverEnv, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -102,25 +109,58 @@ function cannon(opts) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function measure(name, pid, makeOpts) {
+/** CPU time (user + system) a process has used so far, in microseconds. */
+function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+const CLOCK_TICKS = 100;
+
+/** One autocannon run against `pid`'s server: throughput, latency, peak RSS, CPU per request. */
+async function once_(pid, opts) {
+  const cpuBefore = cpuMicros(pid);
+  const { result, rss } = await withRss(pid, () => cannon(opts));
+  const cpu = cpuMicros(pid) - cpuBefore;
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    bad: result.non2xx + result.errors + result.timeouts,
+    // The warm-up's requests are not in result.requests.total; its CPU time is (a small bias).
+    cpu_us: Math.round(cpu / Math.max(1, result.requests.total)),
+    rss,
+  };
+}
+
+/**
+ * Each run of a scenario is paired with a baseline run just before it, and its ratio is taken
+ * to that run: this VM's speed drifts by 2x over minutes, so a ratio to a baseline measured once
+ * at the start would measure the drift as much as the service.
+ */
+async function measure(name, pid, makeOpts, baseline, { concurrent } = {}) {
   const runs = [];
   let rss = 0;
   for (let i = 0; i < RUNS; i++) {
-    const { result, rss: peak } = await withRss(pid, () => cannon(makeOpts()));
-    rss = Math.max(rss, peak);
-    const bad = result.non2xx + result.errors + result.timeouts;
-    runs.push({
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      bad,
-    });
+    const base = await once_(baseline.pid, baseline.opts());
+    const [run] = await Promise.all([
+      once_(pid, makeOpts()),
+      ...(concurrent ? [cannon(concurrent())] : []),
+    ]);
+    rss = Math.max(rss, run.rss);
+    baseline.rps.push(base.rps);
+    runs.push({ ...run, baseline_rps: base.rps, ratio: run.rps / base.rps });
   }
   return {
     scenario: name,
     rps: median(runs.map((r) => r.rps)),
     p50_ms: median(runs.map((r) => r.p50)),
     p99_ms: median(runs.map((r) => r.p99)),
+    ratio: median(runs.map((r) => r.ratio)),
+    cpu_us_per_request: median(runs.map((r) => r.cpu_us)),
     failed_responses: runs.reduce((n, r) => n + r.bad, 0),
     rss_mb: Math.round(rss / 2 ** 20),
     runs,
@@ -192,6 +232,7 @@ async function main() {
   const { child, base } = await startServer(await freePort());
   const pid = child.pid;
   const results = [];
+  let baselineRow;
   try {
     const tokenBody = JSON.stringify({
       grant_type: 'client_credentials',
@@ -221,14 +262,12 @@ async function main() {
       headers: auth,
       requests: [cycling((n) => ({ path: `/v2/customers/${(n % ID_SPAN) + 1}/company` }))],
     });
-    const scenarios = [
-      [
-        'baseline: raw node:http GET company',
-        baseline.pid,
-        () => ({ url: `${baseline.base}/v2/customers/1/company` }),
-      ],
-      ['(a) GET /v2/customers/:id/company', pid, getCompany],
-    ];
+    const paired = {
+      pid: baseline.pid,
+      opts: () => ({ url: `${baseline.base}/v2/customers/1/company` }),
+      rps: [],
+    };
+    const scenarios = [['(a) GET /v2/customers/:id/company', pid, getCompany]];
     if (!SMOKE) {
       let attempt = 1_000_000;
       scenarios.push(
@@ -306,42 +345,35 @@ async function main() {
         ],
       );
     }
-    for (const [name, target, makeOpts] of scenarios) {
-      const row = await measure(name, target, makeOpts);
-      results.push(row);
+    for (const [name, target, makeOpts] of scenarios.filter(([name]) => wanted(name))) {
+      results.push(await measure(name, target, makeOpts, paired));
       console.log(`  done: ${name}`);
     }
 
-    if (!SMOKE) {
+    if (!SMOKE && wanted('(f)')) {
       // (f) latency of (a) while the password grant runs flat out beside it.
-      const runs = [];
-      for (let i = 0; i < RUNS; i++) {
-        const [probe] = await Promise.all([
-          cannon(getCompany()),
-          cannon({
+      const row = await measure(
+        '(f) (a) while (e) password runs beside it',
+        pid,
+        getCompany,
+        paired,
+        {
+          concurrent: () => ({
             url: `${base}/oauth/token`,
             method: 'POST',
             headers: jsonHeaders,
             body: passwordBody,
           }),
-        ]);
-        runs.push({
-          rps: probe.requests.average,
-          p50: probe.latency.p50,
-          p99: probe.latency.p99,
-          bad: probe.non2xx + probe.errors,
-        });
-      }
-      results.push({
-        scenario: '(f) (a) while (e) password runs beside it',
-        rps: median(runs.map((r) => r.rps)),
-        p50_ms: median(runs.map((r) => r.p50)),
-        p99_ms: median(runs.map((r) => r.p99)),
-        failed_responses: runs.reduce((n, r) => n + r.bad, 0),
-        rss_mb: null,
-        runs,
-      });
+        },
+      );
+      results.push({ ...row, cpu_us_per_request: null });
     }
+    baselineRow = {
+      scenario: 'baseline: raw node:http, same URL and body',
+      rps: median(paired.rps),
+      ratio: 1,
+      runs: paired.rps.map((rps) => ({ rps })),
+    };
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit');
@@ -349,15 +381,16 @@ async function main() {
     rmSync(work, { recursive: true, force: true });
   }
 
-  const baseRps = results[0].rps;
-  const table = results.map((r) => ({
+  const rows = [baselineRow, ...results];
+  const table = rows.map((r) => ({
     scenario: r.scenario,
     'req/s': Math.round(r.rps),
-    'p50 ms': r.p50_ms,
-    'p99 ms': r.p99_ms,
-    'vs baseline': `${((r.rps / baseRps) * 100).toFixed(0)}%`,
+    'p50 ms': r.p50_ms ?? '',
+    'p99 ms': r.p99_ms ?? '',
+    'vs baseline': `${(r.ratio * 100).toFixed(0)}%`,
+    'CPU µs/req': r.cpu_us_per_request ?? '',
     'RSS MB': r.rss_mb ?? '',
-    'non-2xx': r.failed_responses,
+    'non-2xx': r.failed_responses ?? '',
   }));
   console.table(table);
 
@@ -370,7 +403,7 @@ async function main() {
   writeFileSync(
     file,
     JSON.stringify(
-      { machine, versions: versions(), duration_s: DURATION, runs: RUNS, results },
+      { machine, versions: versions(), duration_s: DURATION, runs: RUNS, results: rows },
       null,
       2,
     ),
