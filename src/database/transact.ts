@@ -1,10 +1,14 @@
 import type { Database, Statement as SqliteStatement } from 'better-sqlite3';
+import { hash } from 'node:crypto';
+import type { Pool } from 'pg';
 import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
 import { inTurn } from './transaction.js';
 
 export interface Statement {
   sql: string;
   params: unknown[];
+  /** Set for texts that repeat (see sql()): PostgreSQL then parses and plans them once. */
+  prepared?: string;
 }
 
 export interface StatementResult {
@@ -27,6 +31,8 @@ class Placeholder {
 interface Template {
   sql: string;
   names: string[];
+  /** Name under which PostgreSQL keeps the statement prepared on each pooled connection. */
+  prepared: string;
 }
 
 const templates = new WeakMap<DataSource, Map<string, Template | null>>();
@@ -56,7 +62,11 @@ export function sql(
     const [query, params] = dataSource.driver.escapeQueryWithParameters(text, parameters);
     return { sql: query, params };
   }
-  return { sql: template.sql, params: template.names.map((name) => parameters[name]) };
+  return {
+    sql: template.sql,
+    params: template.names.map((name) => parameters[name]),
+    prepared: template.prepared,
+  };
 }
 
 function translate(dataSource: DataSource, text: string, names: string[]): Template | null {
@@ -64,7 +74,11 @@ function translate(dataSource: DataSource, text: string, names: string[]): Templ
   const marks = Object.fromEntries(names.map((name) => [name, new Placeholder(name)]));
   const [query, params] = dataSource.driver.escapeQueryWithParameters(text, marks);
   if (!params.every((p) => p instanceof Placeholder)) return null;
-  return { sql: query, names: params.map((p: Placeholder) => p.name) };
+  return {
+    sql: query,
+    names: params.map((p: Placeholder) => p.name),
+    prepared: `s_${hash('sha1', query, 'base64url')}`,
+  };
 }
 
 /** One read statement, outside any transaction (a single statement is its own snapshot). */
@@ -74,7 +88,19 @@ export async function select(
 ): Promise<Record<string, unknown>[]> {
   const sqlite = sqliteConnection(dataSource);
   if (sqlite) return runSqlite(dataSource, sqlite, statement).rows;
-  return (await dataSource.query(statement.sql, statement.params)) as Record<string, unknown>[];
+  if (!statement.prepared || !dataSource.isInitialized) {
+    return (await dataSource.query(statement.sql, statement.params)) as Record<string, unknown>[];
+  }
+  // Straight to the pool, as a named statement: no query runner to create and release, and the
+  // server parses and plans the text once per connection instead of on every request.
+  dataSource.logger.logQuery(statement.sql, statement.params);
+  const pool = (dataSource.driver as unknown as { master: Pool }).master;
+  const result = await pool.query({
+    name: statement.prepared,
+    text: statement.sql,
+    values: statement.params,
+  });
+  return result.rows as Record<string, unknown>[];
 }
 
 export function statementOf(qb: SelectQueryBuilder<ObjectLiteral>): Statement {
