@@ -151,19 +151,81 @@ export async function transact<T>(
   }
 }
 
-/** One statement, atomic by itself (e.g. UPDATE … RETURNING), without a transaction around it. */
+/**
+ * One statement, atomic by itself (e.g. UPDATE … RETURNING), answered once it is committed. On
+ * SQLite, statements issued together share one commit (see groupCommitted); on PostgreSQL each
+ * commits on its own.
+ */
 export async function execute(
   dataSource: DataSource,
   statement: Statement,
 ): Promise<StatementResult> {
   const sqlite = sqliteConnection(dataSource);
-  if (sqlite) return inTurn(dataSource, () => runSqlite(dataSource, sqlite, statement));
+  if (sqlite) return groupCommitted(dataSource, sqlite, statement);
   const runner = dataSource.createQueryRunner('master');
   try {
     return await runPostgres(runner, statement);
   } finally {
     await runner.release();
   }
+}
+
+interface PendingWrite {
+  statement: Statement;
+  resolve: (result: StatementResult) => void;
+  reject: (error: unknown) => void;
+}
+
+const pendingWrites = new WeakMap<DataSource, PendingWrite[]>();
+
+/**
+ * SQLite group commit: single-statement writes that arrive in the same turn of the event loop
+ * (concurrent requests) run in ONE transaction, and each caller is answered after its commit.
+ * A commit costs far more than a one-row UPDATE on SQLite, so this is most of a PUT's database
+ * time under load. A statement that fails is undone alone (SQLite rolls back just that
+ * statement) and only its caller gets the error; if SQLite had to abandon the whole transaction,
+ * or the commit fails, every caller of the batch gets the error and nothing of it is kept.
+ */
+function groupCommitted(
+  dataSource: DataSource,
+  db: Database,
+  statement: Statement,
+): Promise<StatementResult> {
+  return new Promise((resolve, reject) => {
+    let batch = pendingWrites.get(dataSource);
+    if (!batch) {
+      const writes: PendingWrite[] = (batch = []);
+      pendingWrites.set(dataSource, writes);
+      setImmediate(() => {
+        pendingWrites.delete(dataSource);
+        inTurn(dataSource, () => commitWrites(dataSource, db, writes)).catch((error: unknown) => {
+          for (const write of writes) write.reject(error);
+        });
+      });
+    }
+    batch.push({ statement, resolve, reject });
+  });
+}
+
+function commitWrites(dataSource: DataSource, db: Database, writes: PendingWrite[]) {
+  const outcomes = db
+    .transaction(() =>
+      writes.map((write) => {
+        try {
+          return { result: runSqlite(dataSource, db, write.statement) };
+        } catch (error) {
+          // SQLite abandoned the transaction (I/O error, disk full…): the batch fails as one.
+          if (!db.inTransaction) throw error;
+          return { error };
+        }
+      }),
+    )
+    .immediate();
+  writes.forEach((write, i) => {
+    const outcome = outcomes[i];
+    if ('error' in outcome) write.reject(outcome.error);
+    else write.resolve(outcome.result);
+  });
 }
 
 function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {

@@ -52,6 +52,39 @@ describe('database, migrations and health', () => {
     expect(String(stored.rows[0].at)).toMatch(/^2026-01-02[ T]0?\d:04:05/);
   });
 
+  it('commits writes issued together, each answered on its own, a failing one alone', async () => {
+    const insert = (n: string) =>
+      sql(t.db, 'INSERT INTO counters (name, value) VALUES (:n, 1)', { n });
+    await execute(t.db, insert('group-c'));
+    await execute(t.db, insert('group-d'));
+    // Issued in the same tick: on SQLite they share one commit (group commit).
+    const outcomes = await Promise.allSettled([
+      execute(t.db, insert('group-a')),
+      execute(t.db, insert('group-d')), // the primary key refuses this one only
+      execute(
+        t.db,
+        sql(t.db, 'UPDATE counters SET value = value + 1 WHERE name = :n', { n: 'group-c' }),
+      ),
+      execute(t.db, insert('group-b')),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(outcomes[2]).toEqual({ status: 'fulfilled', value: { rows: [], affected: 1 } });
+    const rows = await t.db.query(
+      `SELECT name, value FROM counters WHERE name LIKE 'group-%' ORDER BY name`,
+    );
+    expect(rows.map((r: { name: string; value: unknown }) => [r.name, Number(r.value)])).toEqual([
+      ['group-a', 1],
+      ['group-b', 1],
+      ['group-c', 2],
+      ['group-d', 1],
+    ]);
+  });
+
   it('is live and ready, not ready while the database is gone, ready again after', async () => {
     await request(t.http).get('/health').expect(200, { status: 'ok' });
     await request(t.http).get('/health/ready').expect(200, { status: 'ok', database: 'up' });
