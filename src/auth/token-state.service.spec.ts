@@ -28,6 +28,8 @@ describe('TokenStateService (in-memory revocation state)', () => {
     const revocations = {
       find: async () => revokedRows.filter((r) => r.expiresAt > Date.now() / 1000 - 5),
       delete: async () => undefined,
+      // inTurn() looks at the connection's type: not SQLite, so writes run at once.
+      manager: { connection: { options: { type: 'postgres' } } },
     } as unknown as Repository<RevokedToken>;
     const clients = {
       find: async () => {
