@@ -59,7 +59,12 @@ function cli(...cliArgs) {
 }
 
 async function startServer(port) {
-  const child = spawn(process.execPath, [...args['node-arg'], join(ROOT, 'dist/src/main.js')], {
+  // Exactly what `npm start` runs (its node flags included), plus any --node-arg.
+  const [, ...startArgs] = JSON.parse(
+    readFileSync(join(ROOT, 'package.json'), 'utf8'),
+  ).scripts.start.split(/\s+/);
+  const script = startArgs.pop();
+  const child = spawn(process.execPath, [...startArgs, ...args['node-arg'], join(ROOT, script)], {
     cwd: ROOT,
     env: { ...serverEnv, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
