@@ -22,4 +22,22 @@ describe('password hashing (scrypt)', () => {
     clearInterval(timer);
     expect(ticks).toBeGreaterThan(0);
   });
+
+  it('answers each of several concurrent hashes with its own result', async () => {
+    const passwords = ['one', 'two', 'three', 'four'];
+    const stored = await Promise.all(passwords.map(hashPassword));
+    const checks = await Promise.all(
+      passwords.flatMap((password, i) => [
+        verifyPassword(password, stored[i]),
+        verifyPassword(password, stored[(i + 1) % passwords.length]),
+      ]),
+    );
+    expect(checks).toEqual([true, false, true, false, true, false, true, false]);
+  });
+
+  it('fails a hash with impossible parameters, and keeps working after it', async () => {
+    // N must be a power of two: scrypt refuses, the caller gets the error (a 500 at the grant).
+    await expect(verifyPassword('x', 'scrypt$3$8$1$c2FsdHNhbHQ$a2V5')).rejects.toThrow(/scrypt/i);
+    await expect(verifyPassword('again', await hashPassword('again'))).resolves.toBe(true);
+  });
 });

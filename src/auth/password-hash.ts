@@ -1,33 +1,111 @@
-import { randomBytes, scrypt, ScryptOptions, timingSafeEqual } from 'node:crypto';
+import { randomBytes, ScryptOptions, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
 
 // scrypt's recommended interactive cost (N=2^14, r=8, p=1): about 50 ms and 16 MiB a hash.
 const COST = { N: 16384, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
+const MAX_MEMORY = 64 * 1024 * 1024;
 
 /**
- * Hashes running at once: one core's worth is left to the event loop, so a burst of password
- * grants cannot starve every other request of CPU, and memory stays bounded (16 MiB a hash).
- * Further hashes wait their turn (the grant is slow by design; other routes are not).
+ * scrypt runs on dedicated worker threads, one hash at a time each, (cores − 1) of them: never on
+ * the event loop's thread, never more at once than leaves a core to the event loop, and with
+ * memory bounded (each thread keeps one 16 MiB block; on libuv's shared pool every pool thread
+ * that ever ran a hash kept its own). Plain JavaScript, evaluated, so that it runs the same from
+ * dist/ and under the test runner.
  */
-const MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
-let running = 0;
-const waiting: (() => void)[] = [];
-
-/** The async API runs scrypt on the libuv pool, so hashing never blocks the event loop. */
-async function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  if (running >= MAX_CONCURRENT) await new Promise<void>((resume) => waiting.push(resume));
-  running += 1;
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { scryptSync } = require('node:crypto');
+parentPort.on('message', ({ id, password, salt, keyLength, options }) => {
   try {
-    return await new Promise<Buffer>((resolve, reject) =>
-      scrypt(password, salt, KEY_LENGTH, { ...options, maxmem: 64 * 1024 * 1024 }, (err, key) =>
-        err ? reject(err) : resolve(key),
-      ),
-    );
-  } finally {
-    running -= 1;
-    waiting.shift()?.();
+    const key = scryptSync(password, Buffer.from(salt), keyLength, options);
+    parentPort.postMessage({ id, key });
+  } catch (error) {
+    parentPort.postMessage({ id, error: String(error && error.message ? error.message : error) });
   }
+});
+`;
+
+interface Job {
+  id: number;
+  password: string;
+  salt: Buffer;
+  options: ScryptOptions;
+  resolve: (key: Buffer) => void;
+  reject: (error: Error) => void;
+}
+
+class ScryptThreads {
+  private readonly idle: Worker[] = [];
+  private readonly queue: Job[] = [];
+  private readonly running = new Map<Worker, Job>();
+  private readonly live = new Set<Worker>();
+  private started = 0;
+  private nextId = 0;
+
+  constructor(private readonly size: number) {}
+
+  derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, password, salt, options, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump() {
+    while (this.queue.length > 0) {
+      const worker = this.idle.pop() ?? (this.started < this.size ? this.spawn() : undefined);
+      if (!worker) return;
+      const job = this.queue.shift()!;
+      this.running.set(worker, job);
+      // The worker holds no event-loop reference while it works for no one.
+      worker.ref();
+      worker.postMessage({
+        id: job.id,
+        password: job.password,
+        salt: job.salt,
+        keyLength: KEY_LENGTH,
+        options: { ...job.options, maxmem: MAX_MEMORY },
+      });
+    }
+  }
+
+  private spawn(): Worker {
+    this.started += 1;
+    const worker = new Worker(WORKER_SOURCE, { eval: true });
+    this.live.add(worker);
+    worker.on('message', (message: { key?: Uint8Array; error?: string }) => {
+      const job = this.running.get(worker);
+      this.running.delete(worker);
+      worker.unref();
+      this.idle.push(worker);
+      if (message.error !== undefined) job?.reject(new Error(message.error));
+      else job?.resolve(Buffer.from(message.key!));
+      this.pump();
+    });
+    worker.on('error', (error) => this.lose(worker, error));
+    worker.on('exit', (code) => this.lose(worker, new Error(`scrypt worker exited (${code})`)));
+    return worker;
+  }
+
+  /** A worker that died fails its job; a new one is started for the next. */
+  private lose(worker: Worker, error: Error) {
+    if (!this.live.delete(worker)) return; // 'error' is followed by 'exit': handled once
+    const job = this.running.get(worker);
+    this.running.delete(worker);
+    const at = this.idle.indexOf(worker);
+    if (at >= 0) this.idle.splice(at, 1);
+    this.started -= 1;
+    job?.reject(error);
+    this.pump();
+  }
+}
+
+const threads = new ScryptThreads(Math.max(1, availableParallelism() - 1));
+
+function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+  return threads.derive(password, salt, options);
 }
 
 /** `scrypt$N$r$p$<salt>$<key>`: the parameters travel with the hash so the cost can be raised. */
