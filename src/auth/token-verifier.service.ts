@@ -48,16 +48,24 @@ export class TokenVerifier {
       entry = { claims, principal: principalOf(claims) };
       this.verified.set(key, entry);
     }
+    const accepted = this.accepts(entry, key);
+    return accepted === true || (accepted !== false && (await accepted)) ? entry : null;
+  }
+
+  /**
+   * Expiry and revocation (an expired or revoked token also leaves the cache), then the client's
+   * state: `true`/`false` when memory decides, a promise when the client must be looked up.
+   */
+  private accepts(entry: ActiveToken, key: string): boolean | Promise<boolean> {
     const { claims } = entry;
     if (
       claims.exp + CLOCK_LEEWAY_SECONDS <= Date.now() / 1000 ||
       this.state.isRevoked(claims.jti)
     ) {
       this.verified.delete(key);
-      return null;
+      return false;
     }
-    const accepted = this.state.clientAccepts(claims);
-    return accepted === true || (accepted !== false && (await accepted)) ? entry : null;
+    return this.state.clientAccepts(claims);
   }
 
   /**
@@ -72,17 +80,15 @@ export class TokenVerifier {
     if (space !== 6 || authorization.slice(0, 6).toLowerCase() !== 'bearer') return null;
     const token = authorization.slice(7);
     if (token.length === 0 || token.includes(' ')) return null;
-    const entry = this.verified.get(cacheKey(token));
+    const key = cacheKey(token);
+    const entry = this.verified.get(key);
     if (!entry) return null;
-    const { claims } = entry;
-    if (
-      claims.exp + CLOCK_LEEWAY_SECONDS <= Date.now() / 1000 ||
-      this.state.isRevoked(claims.jti) ||
-      this.state.clientAccepts(claims) !== true
-    ) {
-      return null;
-    }
-    return entry.principal;
+    const accepted = this.accepts(entry, key);
+    if (accepted === true) return entry.principal;
+    // The client's state is being looked up: the passport path awaits the same lookup (shared
+    // while in flight) and answers its failure; this copy must not become an unhandled rejection.
+    if (accepted !== false) accepted.catch(() => undefined);
+    return null;
   }
 
   /** Drops a revoked token from the cache (it would be refused anyway; this frees the entry). */
