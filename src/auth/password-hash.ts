@@ -17,18 +17,16 @@ const MAX_MEMORY = 64 * 1024 * 1024;
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { scryptSync } = require('node:crypto');
-parentPort.on('message', ({ id, password, salt, keyLength, options }) => {
+parentPort.on('message', ({ password, salt, keyLength, options }) => {
   try {
-    const key = scryptSync(password, Buffer.from(salt), keyLength, options);
-    parentPort.postMessage({ id, key });
+    parentPort.postMessage({ key: scryptSync(password, Buffer.from(salt), keyLength, options) });
   } catch (error) {
-    parentPort.postMessage({ id, error: String(error && error.message ? error.message : error) });
+    parentPort.postMessage({ error: String(error && error.message ? error.message : error) });
   }
 });
 `;
 
 interface Job {
-  id: number;
   password: string;
   salt: Buffer;
   options: ScryptOptions;
@@ -41,28 +39,25 @@ class ScryptThreads {
   private readonly queue: Job[] = [];
   private readonly running = new Map<Worker, Job>();
   private readonly live = new Set<Worker>();
-  private started = 0;
-  private nextId = 0;
 
   constructor(private readonly size: number) {}
 
   derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, password, salt, options, resolve, reject });
+      this.queue.push({ password, salt, options, resolve, reject });
       this.pump();
     });
   }
 
   private pump() {
     while (this.queue.length > 0) {
-      const worker = this.idle.pop() ?? (this.started < this.size ? this.spawn() : undefined);
+      const worker = this.idle.pop() ?? (this.live.size < this.size ? this.spawn() : undefined);
       if (!worker) return;
       const job = this.queue.shift()!;
       this.running.set(worker, job);
-      // The worker holds no event-loop reference while it works for no one.
+      // Referenced only while it works, so that an idle worker never keeps the process alive.
       worker.ref();
       worker.postMessage({
-        id: job.id,
         password: job.password,
         salt: job.salt,
         keyLength: KEY_LENGTH,
@@ -72,7 +67,6 @@ class ScryptThreads {
   }
 
   private spawn(): Worker {
-    this.started += 1;
     const worker = new Worker(WORKER_SOURCE, { eval: true });
     this.live.add(worker);
     worker.on('message', (message: { key?: Uint8Array; error?: string }) => {
@@ -96,7 +90,6 @@ class ScryptThreads {
     this.running.delete(worker);
     const at = this.idle.indexOf(worker);
     if (at >= 0) this.idle.splice(at, 1);
-    this.started -= 1;
     job?.reject(error);
     this.pump();
   }
