@@ -47,7 +47,7 @@ export class CustomerCompanyController {
         metatype: UpdateCompanyDto,
       })) as UpdateCompanyDto;
     } catch (invalid) {
-      await this.customers.assertExists(id);
+      await this.customers.find(id); // 404 first for an unknown customer
       throw invalid;
     }
     // A valid body needs no separate existence check: the UPDATE finds no row (404) by itself.

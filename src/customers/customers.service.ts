@@ -51,14 +51,6 @@ export class CustomersService {
     return this.toEntity(row);
   }
 
-  async assertExists(id: number): Promise<void> {
-    const rows = await select(
-      this.dataSource,
-      sql(this.dataSource, 'SELECT 1 AS found FROM customers WHERE id = :id', { id }),
-    );
-    if (rows.length === 0) throw new CustomerNotFoundException();
-  }
-
   /** Inserts the customer and counts it in one transaction, so the paged total stays exact. */
   async create(company: NewCompany): Promise<Customer> {
     const db = this.dataSource;
