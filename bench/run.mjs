@@ -114,6 +114,9 @@ function cannon(opts) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+// Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s.
+const CLOCK_TICKS = 100;
+
 /** CPU time (user + system) a process has used so far, in microseconds. */
 function cpuMicros(pid) {
   try {
@@ -123,10 +126,9 @@ function cpuMicros(pid) {
     return NaN;
   }
 }
-const CLOCK_TICKS = 100;
 
 /** One autocannon run against `pid`'s server: throughput, latency, peak RSS, CPU per request. */
-async function once_(pid, opts) {
+async function runOnce(pid, opts) {
   const cpuBefore = cpuMicros(pid);
   const { result, rss } = await withRss(pid, () => cannon(opts));
   const cpu = cpuMicros(pid) - cpuBefore;
@@ -150,9 +152,9 @@ async function measure(name, pid, makeOpts, baseline, { concurrent } = {}) {
   const runs = [];
   let rss = 0;
   for (let i = 0; i < RUNS; i++) {
-    const base = await once_(baseline.pid, baseline.opts());
+    const base = await runOnce(baseline.pid, baseline.opts());
     const [run] = await Promise.all([
-      once_(pid, makeOpts()),
+      runOnce(pid, makeOpts()),
       ...(concurrent ? [cannon(concurrent())] : []),
     ]);
     rss = Math.max(rss, run.rss);
