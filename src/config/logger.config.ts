@@ -27,6 +27,11 @@ export function loggerOptions(env: Pick<Environment, 'LOG_LEVEL'>): LoggerOption
         'req.headers.authorization',
         'req.headers.cookie',
         'req.headers["proxy-authorization"]',
+        // A secret field at the top of a line, or one level down (`{ body: { password } }`).
+        'password',
+        'client_secret',
+        'access_token',
+        'token',
         '*.password',
         '*.client_secret',
         '*.access_token',
