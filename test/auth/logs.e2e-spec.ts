@@ -82,6 +82,26 @@ describe('secrets stay out of the logs', () => {
     // The flow was logged (one line a request at least), yet nothing secret was.
     expect(logs.match(/"url":"\/oauth\/token"/g)?.length).toBeGreaterThanOrEqual(5);
     expect(logs).toContain('"url":"/test/protected?access_token=[redacted]"');
+    // One line a request, its level by status: info for 2xx, warn for 4xx.
+    const requestLines = logs
+      .split('\n')
+      .filter((line) => line.includes('"msg":"request completed"'))
+      .map((line) => JSON.parse(line));
+    const refused = requestLines.find(
+      (line) => line.req.url === '/test/protected?access_token=[redacted]',
+    );
+    expect(refused).toMatchObject({ level: 40, res: { statusCode: 401 } });
+    expect(refused.req).toEqual({
+      id: expect.any(String),
+      method: 'GET',
+      url: '/test/protected?access_token=[redacted]',
+      remoteAddress: expect.any(String),
+    });
+    expect(requestLines.find((line) => line.req.url === '/test/protected')).toMatchObject({
+      level: 30,
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+    });
     const secrets = {
       clientSecret: client.clientSecret,
       wrongSecret,
