@@ -117,13 +117,14 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 // Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s.
 const CLOCK_TICKS = 100;
 
-/** CPU time (user + system) a process has used so far, in microseconds. */
+/** CPU time a process has used so far, in microseconds: user and system (the kernel's share). */
 function cpuMicros(pid) {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+    const tick = 1e6 / CLOCK_TICKS;
+    return { user: Number(fields[11]) * tick, sys: Number(fields[12]) * tick };
   } catch {
-    return NaN;
+    return { user: NaN, sys: NaN };
   }
 }
 
@@ -131,14 +132,18 @@ function cpuMicros(pid) {
 async function runOnce(pid, opts) {
   const cpuBefore = cpuMicros(pid);
   const { result, rss } = await withRss(pid, () => cannon(opts));
-  const cpu = cpuMicros(pid) - cpuBefore;
+  const cpuAfter = cpuMicros(pid);
+  const requests = Math.max(1, result.requests.total);
+  const user = cpuAfter.user - cpuBefore.user;
+  const sys = cpuAfter.sys - cpuBefore.sys;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     bad: result.non2xx + result.errors + result.timeouts,
     // The warm-up's requests are not in result.requests.total; its CPU time is (a small bias).
-    cpu_us: Math.round(cpu / Math.max(1, result.requests.total)),
+    cpu_us: Math.round((user + sys) / requests),
+    cpu_sys_us: Math.round(sys / requests),
     rss,
   };
 }
@@ -158,7 +163,7 @@ async function measure(name, pid, makeOpts, baseline, { concurrent } = {}) {
       ...(concurrent ? [cannon(concurrent())] : []),
     ]);
     rss = Math.max(rss, run.rss);
-    baseline.rps.push(base.rps);
+    baseline.runs.push(base);
     runs.push({ ...run, baseline_rps: base.rps, ratio: run.rps / base.rps });
   }
   return {
@@ -168,6 +173,7 @@ async function measure(name, pid, makeOpts, baseline, { concurrent } = {}) {
     p99_ms: median(runs.map((r) => r.p99)),
     ratio: median(runs.map((r) => r.ratio)),
     cpu_us_per_request: median(runs.map((r) => r.cpu_us)),
+    cpu_sys_us_per_request: median(runs.map((r) => r.cpu_sys_us)),
     failed_responses: runs.reduce((n, r) => n + r.bad, 0),
     rss_mb: Math.round(rss / 2 ** 20),
     runs,
@@ -272,7 +278,7 @@ async function main() {
     const paired = {
       pid: baseline.pid,
       opts: () => ({ url: `${baseline.base}/v2/customers/1/company` }),
-      rps: [],
+      runs: [],
     };
     const scenarios = [['(a) GET /v2/customers/:id/company', pid, getCompany]];
     if (!SMOKE) {
@@ -377,9 +383,11 @@ async function main() {
     }
     baselineRow = {
       scenario: 'baseline: raw node:http, same URL and body',
-      rps: median(paired.rps),
+      rps: median(paired.runs.map((r) => r.rps)),
       ratio: 1,
-      runs: paired.rps.map((rps) => ({ rps })),
+      cpu_us_per_request: median(paired.runs.map((r) => r.cpu_us)),
+      cpu_sys_us_per_request: median(paired.runs.map((r) => r.cpu_sys_us)),
+      runs: paired.runs.map(({ rps, cpu_us, cpu_sys_us }) => ({ rps, cpu_us, cpu_sys_us })),
     };
   } finally {
     child.kill('SIGTERM');
@@ -395,7 +403,9 @@ async function main() {
     'p50 ms': r.p50_ms ?? '',
     'p99 ms': r.p99_ms ?? '',
     'vs baseline': `${(r.ratio * 100).toFixed(0)}%`,
-    'CPU µs/req': r.cpu_us_per_request ?? '',
+    // CPU time of the server per request, and in brackets the kernel's part of it.
+    'CPU µs/req (kernel)':
+      r.cpu_us_per_request == null ? '' : `${r.cpu_us_per_request} (${r.cpu_sys_us_per_request})`,
     'RSS MB': r.rss_mb ?? '',
     'non-2xx': r.failed_responses ?? '',
   }));

@@ -2,7 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
-import { RawResponse } from '../pagination/envelope.interceptor.js';
+import { RawResponse } from '../pagination/envelope.js';
 
 @ApiTags('health')
 @RawResponse()

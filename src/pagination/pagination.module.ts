@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
-import { EnvelopeInterceptor } from './envelope.interceptor.js';
+import { Envelope } from './envelope.js';
 
 /** The `{data}` / `{data, meta}` envelope for every route not marked @RawResponse(). */
-@Module({ providers: [{ provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor }] })
+@Module({ providers: [Envelope] })
 export class PaginationModule {}

@@ -1,6 +1,8 @@
 import { Body, Controller, Get, Module, Post, Query } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { RawResponse } from '../../src/pagination/envelope.js';
+import { Page } from '../../src/pagination/page.js';
 
 class NestedDto {
   @IsInt()
@@ -36,5 +38,34 @@ class EchoController {
   }
 }
 
-@Module({ controllers: [EchoController] })
+/** Test-only routes for the envelope: what gets `{data}`, `{data, meta}`, or nothing. */
+@Controller('test/envelope')
+class EnvelopeController {
+  @Get('list')
+  list() {
+    return [1, 2];
+  }
+
+  @Get('page')
+  page() {
+    return new Page([{ id: 3 }], 21, { page: 2, limit: 10 });
+  }
+
+  @Get('raw')
+  @RawResponse()
+  raw() {
+    return { status: 'as is' };
+  }
+}
+
+@RawResponse()
+@Controller('test/raw')
+class RawController {
+  @Get()
+  raw() {
+    return { status: 'as is' };
+  }
+}
+
+@Module({ controllers: [EchoController, EnvelopeController, RawController] })
 export class EchoModule {}

@@ -25,6 +25,26 @@ describe('HTTP edges (CONTRACT §2)', () => {
     expect(post.body).toEqual(errors.routeNotFound);
   });
 
+  it('wraps success bodies in {data} (a Page in {data, meta}); raw routes and errors are left as they are', async () => {
+    const list = await request(t.http).get('/test/envelope/list').expect(200);
+    expect(list.body).toStrictEqual({ data: [1, 2] });
+
+    const page = await request(t.http).get('/test/envelope/page').expect(200);
+    expect(page.body).toStrictEqual({
+      data: [{ id: 3 }],
+      meta: { current_page: 2, from: 11, to: 11, last_page: 3, per_page: 10, total: 21 },
+    });
+
+    // @RawResponse() on one method, and on a whole controller.
+    const method = await request(t.http).get('/test/envelope/raw').expect(200);
+    expect(method.body).toStrictEqual({ status: 'as is' });
+    const controller = await request(t.http).get('/test/raw').expect(200);
+    expect(controller.body).toStrictEqual({ status: 'as is' });
+
+    const failed = await request(t.http).get('/test/boom').expect(500);
+    expect(failed.body).toStrictEqual(errors.internal);
+  });
+
   it('answers malformed JSON 400 without a stack trace', async () => {
     const res = await request(t.http)
       .post('/test/echo')
