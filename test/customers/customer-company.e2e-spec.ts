@@ -51,6 +51,36 @@ describe('customer company: GET and PUT /v2/customers/{customer_id}/company', ()
       expect(res.body).toStrictEqual({ data: { name: null, type: null } });
     });
 
+    it('answers each of many concurrent reads (batched together) with its own customer', async () => {
+      const customers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          createCustomer(t, { name: `Batch ${i}`, type: 'charity' }),
+        ),
+      );
+      // Out of id order, with repeats and ids no customer has, all in flight at once.
+      const ids = [
+        ...customers.map((c) => c.id).reverse(),
+        customers[2].id,
+        2147483647,
+        customers[5].id,
+        2147483646,
+      ];
+      const answers = await Promise.all(
+        ids.map((id) => request(t.http).get(company(id)).set('authorization', read)),
+      );
+      answers.forEach((res, i) => {
+        const customer = customers.find((c) => c.id === ids[i]);
+        if (customer) {
+          expect([res.status, res.body]).toStrictEqual([
+            200,
+            { data: { name: customer.companyName, type: 'charity' } },
+          ]);
+        } else {
+          expect([res.status, res.body]).toStrictEqual([404, errors.customerNotFound]);
+        }
+      });
+    });
+
     it.each(NOT_CUSTOMER_IDS)('answers 404 for customer id %s', async (id) => {
       const res = await request(t.http).get(company(id)).set('authorization', read);
       expect(res.status).toBe(404);

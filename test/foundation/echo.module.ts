@@ -48,7 +48,7 @@ class EnvelopeController {
 
   @Get('page')
   page() {
-    return new Page([{ id: 3 }], 21, { page: 2, limit: 10 });
+    return new Page([{ id: 3 }], 21, { page: 2, limit: 10, offset: 10 });
   }
 
   @Get('raw')
