@@ -107,11 +107,27 @@ describe('HTTP edges (CONTRACT §2)', () => {
     expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('sends security headers', async () => {
-    const res = await request(t.http).get('/health');
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
-    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  it('sends security headers: an API set on JSON answers, the whole helmet set on the docs pages', async () => {
+    const api = await request(t.http).get('/health');
+    expect(api.headers).toMatchObject({
+      'content-security-policy': "default-src 'none';frame-ancestors 'none'",
+      'cross-origin-resource-policy': 'same-origin',
+      'referrer-policy': 'no-referrer',
+      'strict-transport-security': 'max-age=31536000; includeSubDomains',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+    });
+    expect(api.headers['x-xss-protection']).toBeUndefined();
+    expect(api.headers['access-control-allow-origin']).toBeUndefined();
+
+    const docs = await request(t.http).get('/docs').expect(200);
+    expect(docs.headers['content-security-policy']).toMatch(/script-src 'self' 'unsafe-inline'/);
+    expect(docs.headers).toMatchObject({
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'SAMEORIGIN',
+      'x-xss-protection': '0',
+      'origin-agent-cluster': '?1',
+    });
   });
 
   it('parses bracketed query strings into nested objects', async () => {
