@@ -23,6 +23,9 @@ type AppSettings = Pick<Environment, 'CORS_ORIGINS'>;
 /** Fastify with CONTRACT §2's limits, bracketed query strings and caller-supplied request ids. */
 export function createAdapter(env: AdapterSettings): FastifyAdapter {
   return new FastifyAdapter({
+    // No Nest middleware here (hooks and guards do that work), so no @fastify/middie hook on
+    // every request. Nest middleware would need middie again: remove this option then.
+    skipMiddie: true,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: env.TRUST_PROXY,
     // Slow clients are cut off: idle sockets, headers that trickle in, bodies that never end.
