@@ -102,7 +102,11 @@ function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, st
 export async function configureApp(app: NestFastifyApplication, env: AppSettings) {
   app.useLogger(app.get(AppLogger));
   if (env.CORS_ORIGINS) {
-    app.enableCors({ origin: env.CORS_ORIGINS === '*' ? '*' : env.CORS_ORIGINS.split(',') });
+    app.enableCors({
+      origin: env.CORS_ORIGINS === '*' ? '*' : env.CORS_ORIGINS.split(','),
+      // Every method a route has (the default list leaves out PUT).
+      methods: ['GET', 'HEAD', 'POST', 'PUT'],
+    });
   }
 
   const fastify = app.getHttpAdapter().getInstance();

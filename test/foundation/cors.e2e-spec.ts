@@ -1,0 +1,35 @@
+import request from 'supertest';
+import { startTestApp, TestApp } from '../support/app.js';
+
+describe('CORS with CORS_ORIGINS set', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { CORS_ORIGINS: 'https://a.example,https://b.example' } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers a preflight for PUT from a listed origin, and nothing for another origin', async () => {
+    const allowed = await request(t.http)
+      .options('/v2/customers/1/company')
+      .set('origin', 'https://b.example')
+      .set('access-control-request-method', 'PUT')
+      .set('access-control-request-headers', 'authorization,content-type')
+      .expect(204);
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://b.example');
+    expect(allowed.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT');
+    expect(allowed.headers['access-control-allow-headers']).toBe('authorization,content-type');
+
+    const other = await request(t.http)
+      .options('/v2/customers/1/company')
+      .set('origin', 'https://evil.example')
+      .set('access-control-request-method', 'PUT');
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('marks answers to a listed origin', async () => {
+    const res = await request(t.http).get('/health').set('origin', 'https://a.example').expect(200);
+    expect(res.headers['access-control-allow-origin']).toBe('https://a.example');
+  });
+});
