@@ -1,4 +1,6 @@
 import { decodeJwt } from 'jose';
+import { Agent, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ClientsService } from '../../src/auth/clients.service.js';
 import { RevokedToken } from '../../src/auth/revoked-token.entity.js';
@@ -58,6 +60,71 @@ describe('revocation and introspection', () => {
       expect(res.headers['cache-control']).toBe(noStore['cache-control']);
       expect(res.headers.pragma).toBe(noStore.pragma);
       expect(await opens(token)).toBe(false);
+    });
+
+    it('on one kept-alive connection: another header is its own, and a revoked token is refused', async () => {
+      // The guard remembers a connection's last header (to skip hashing it again): that must
+      // never let another header, or a token revoked since, through on the same connection.
+      const reader = await createClient(t, { scopes: ['customers:read'] });
+      const writer = await createClient(t, { scopes: ['customers:write'] });
+      const token = await issueToken(t, reader);
+      const other = await issueToken(t, writer);
+      if (!t.http.listening) await new Promise<void>((done) => t.http.listen(0, done));
+      const { port } = t.http.address() as AddressInfo;
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const call = (authorization: string) =>
+        new Promise<{ status: number; reused: boolean; clientId?: string }>((resolve, reject) => {
+          const req = get(
+            { port, host: '127.0.0.1', path: '/test/protected', agent, headers: { authorization } },
+            (res) => {
+              let body = '';
+              res.on('data', (chunk) => (body += chunk));
+              res.on('end', () =>
+                resolve({
+                  status: res.statusCode!,
+                  reused: req.reusedSocket,
+                  clientId: res.statusCode === 200 ? JSON.parse(body).data.clientId : undefined,
+                }),
+              );
+            },
+          );
+          req.on('error', reject);
+        });
+      try {
+        expect(await call(`Bearer ${token}`)).toStrictEqual({
+          status: 200,
+          reused: false,
+          clientId: reader.clientId,
+        });
+        expect(await call(`Bearer ${token}`)).toStrictEqual({
+          status: 200,
+          reused: true,
+          clientId: reader.clientId,
+        });
+        expect(await call(`Bearer ${token}x`)).toStrictEqual({
+          status: 401,
+          reused: true,
+          clientId: undefined,
+        });
+        expect(await call(`Bearer ${other}`)).toStrictEqual({
+          status: 403,
+          reused: true,
+          clientId: undefined,
+        });
+        expect(await call(`Bearer ${token}`)).toStrictEqual({
+          status: 200,
+          reused: true,
+          clientId: reader.clientId,
+        });
+        await revoke(token, reader).expect(200);
+        expect(await call(`Bearer ${token}`)).toStrictEqual({
+          status: 401,
+          reused: true,
+          clientId: undefined,
+        });
+      } finally {
+        agent.destroy();
+      }
     });
 
     it('records the revocation with the token expiry, so it can be dropped after', async () => {

@@ -57,7 +57,7 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
 
   override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const principal = this.verifier.fromCache(request.headers.authorization);
+    const principal = this.verifier.fromCache(request.headers.authorization, request.raw.socket);
     if (principal === null) return this.authenticate(context, request);
     request.user = principal;
     return this.authorize(context, principal);
