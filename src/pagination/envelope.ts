@@ -7,6 +7,12 @@ import { Page, pageMeta } from './page.js';
 /** Fastify route config flag set by @RawResponse(). */
 const RAW_RESPONSE = 'rawResponse';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    [RAW_RESPONSE]?: boolean;
+  }
+}
+
 /**
  * Leaves the results of a controller's routes (on a class) or of one route (on a method) as they
  * are: no `{data}` envelope (OAuth, health, well-known documents).
@@ -54,7 +60,7 @@ function envelope(
   payload: unknown,
   done: (error: null, payload: unknown) => void,
 ) {
-  const enveloped = reply.statusCode < 400 && !request.routeOptions.config[RAW_RESPONSE as never];
+  const enveloped = reply.statusCode < 400 && !request.routeOptions.config[RAW_RESPONSE];
   done(null, enveloped ? wrap(payload) : payload);
 }
 
