@@ -67,11 +67,7 @@ export class CustomersService {
 
   private async readBatch(ids: readonly number[]): Promise<(Row | null)[]> {
     const db = this.dataSource;
-    if (ids.length === 1) {
-      const [row] = await select(db, sql(db, `${COLUMNS} WHERE id = :id`, { id: ids[0] }));
-      return [row ?? null];
-    }
-    // One text whatever the number of ids, so that it is prepared once.
+    // One text whatever the number of ids (one included), so that it is prepared once.
     const statement =
       db.options.type === 'postgres'
         ? sql(db, `${COLUMNS} WHERE id = ANY(:ids)`, { ids })
