@@ -127,11 +127,11 @@ export async function transact<T>(
 ): Promise<T> {
   const sqlite = sqliteConnection(dataSource);
   if (sqlite) {
-    const run = sqlite.transaction(() =>
-      drive(work(), (statement) => runSqlite(dataSource, sqlite, statement)),
-    );
+    const body = () => drive(work(), (statement) => runSqlite(dataSource, sqlite, statement));
     // IMMEDIATE takes the write lock up front: no lock upgrade that could fail half-way.
-    return inTurn(dataSource, () => (mode === 'write' ? run.immediate() : run.deferred()));
+    return inTurn(dataSource, () =>
+      mode === 'write' ? inTransaction(sqlite).immediate(body) : inTransaction(sqlite)(body),
+    );
   }
 
   const runner = dataSource.createQueryRunner('master');
@@ -208,24 +208,42 @@ function groupCommitted(
 }
 
 function commitWrites(dataSource: DataSource, db: Database, writes: PendingWrite[]) {
-  const outcomes = db
-    .transaction(() =>
-      writes.map((write) => {
-        try {
-          return { result: runSqlite(dataSource, db, write.statement) };
-        } catch (error) {
-          // SQLite abandoned the transaction (I/O error, disk full…): the batch fails as one.
-          if (!db.inTransaction) throw error;
-          return { error };
-        }
-      }),
-    )
-    .immediate();
+  const outcomes = inTransaction(db).immediate(() =>
+    writes.map((write) => {
+      try {
+        return { result: runSqlite(dataSource, db, write.statement) };
+      } catch (error) {
+        // SQLite abandoned the transaction (I/O error, disk full…): the batch fails as one.
+        if (!db.inTransaction) throw error;
+        return { error };
+      }
+    }),
+  );
   writes.forEach((write, i) => {
     const outcome = outcomes[i];
     if ('error' in outcome) write.reject(outcome.error);
     else write.resolve(outcome.result);
   });
+}
+
+interface InTransaction {
+  <T>(body: () => T): T;
+  immediate<T>(body: () => T): T;
+}
+const transactionRunners = new WeakMap<Database, InTransaction>();
+
+/**
+ * better-sqlite3's transaction function for this connection, made once: it runs the body it is
+ * given (`db.transaction()` builds four wrapper functions each time it is called; a PUT called it
+ * once per commit). Deferred when called, IMMEDIATE with `.immediate(body)`.
+ */
+function inTransaction(db: Database): InTransaction {
+  let run = transactionRunners.get(db);
+  if (!run) {
+    run = db.transaction((body: () => unknown) => body()) as unknown as InTransaction;
+    transactionRunners.set(db, run);
+  }
+  return run;
 }
 
 function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {
