@@ -42,10 +42,7 @@ export class CustomerCompanyController {
   ): Promise<CompanyDto> {
     let changes: UpdateCompanyDto;
     try {
-      changes = (await this.validation.transform(body, {
-        type: 'body',
-        metatype: UpdateCompanyDto,
-      })) as UpdateCompanyDto;
+      changes = this.validation.validateFlat(UpdateCompanyDto, body);
     } catch (invalid) {
       await this.customers.find(id); // 404 first for an unknown customer
       throw invalid;

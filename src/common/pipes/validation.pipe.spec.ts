@@ -1,0 +1,77 @@
+import 'reflect-metadata';
+import { CreateCustomerDto } from '../../customers/dto/create-customer.dto.js';
+import { UpdateCompanyDto } from '../../customers/dto/update-company.dto.js';
+import { ValidationFailedException } from '../exceptions/api.exception.js';
+import { AppValidationPipe } from './validation.pipe.js';
+
+type Outcome = { value: Record<string, unknown> } | { errors: Record<string, string[]> };
+
+const pipe = new AppValidationPipe();
+
+async function outcome(run: () => unknown): Promise<Outcome> {
+  try {
+    const value = (await run()) as Record<string, unknown>;
+    expect(value).toBeInstanceOf(UpdateCompanyDto);
+    return { value: { ...value } };
+  } catch (error) {
+    if (!(error instanceof ValidationFailedException)) throw error;
+    return { errors: error.errors };
+  }
+}
+
+// Valid and invalid bodies, wrong types, unknown and prototype keys, non-objects.
+const bodies: unknown[] = [
+  { name: 'Acme Ltd' },
+  { type: 'limited-company' },
+  { name: null },
+  { name: 'Acme', type: 'sole-trader' },
+  { name: null, type: 'partnership' },
+  {},
+  { name: '' },
+  { name: 'x'.repeat(255) },
+  { name: 'x'.repeat(256) },
+  { name: 'A\0B' },
+  { name: 5 },
+  { name: true, type: 3 },
+  { type: null },
+  { type: 'bogus' },
+  { name: { first: 'A' } },
+  { name: ['A'] },
+  { extra: 1 },
+  { name: 'Acme', extra: 1, other: null },
+  { name: 'Acme', constructor: 'x' },
+  { name: 'Acme', prototype: {} },
+  JSON.parse('{"name":"Acme","__proto__":{"polluted":true}}'),
+  [],
+  'Acme',
+  null,
+  42,
+];
+
+describe('AppValidationPipe.validateFlat', () => {
+  const label = (body: unknown) =>
+    JSON.stringify(body).replace(/x{20,}/, (run) => `x×${run.length}`);
+
+  it.each(bodies.map((body) => [label(body), body]))(
+    'answers %s exactly as the general path does',
+    async (_, body) => {
+      const general = await outcome(() =>
+        pipe.transform(structuredClone(body), { type: 'body', metatype: UpdateCompanyDto }),
+      );
+      const flat = await outcome(() => pipe.validateFlat(UpdateCompanyDto, structuredClone(body)));
+      expect(flat).toEqual(general);
+    },
+  );
+
+  it('keeps a field that was not sent undefined, so that it stays unchanged', () => {
+    const changes = pipe.validateFlat(UpdateCompanyDto, { type: 'charity' });
+    expect(changes.type).toBe('charity');
+    expect(changes.name).toBeUndefined();
+  });
+
+  it('refuses, at first use, a DTO with a nested object', () => {
+    expect(() => pipe.validateFlat(CreateCustomerDto, {})).toThrow(
+      'CreateCustomerDto is not a flat DTO',
+    );
+  });
+});
