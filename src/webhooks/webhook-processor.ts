@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import { transaction } from '../database/transaction.js';
+import { groupedTransaction, transaction } from '../database/transaction.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
 import type { ValidDelivery } from './webhook-delivery.pipe.js';
 import { WebhookEvent } from './webhook-event.entity.js';
@@ -75,7 +75,8 @@ export class WebhookProcessor {
       processedAt: now,
     };
     try {
-      return await transaction(this.dataSource, async (manager) => {
+      // Concurrent deliveries share one commit on SQLite, each in its own savepoint.
+      return await groupedTransaction(this.dataSource, async (manager) => {
         if (await insertUnlessConflict(manager, WebhookEvent, row)) {
           await runHandler(webhook, payload, { manager, eventId: row.id, attempt: 1 });
           return row;

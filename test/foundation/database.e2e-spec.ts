@@ -1,5 +1,8 @@
+import Database from 'better-sqlite3';
 import request from 'supertest';
+import type { EntityManager } from 'typeorm';
 import { execute, select, sql } from '../../src/database/transact.js';
+import { groupedTransaction } from '../../src/database/transaction.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors } from '../support/responses.js';
 
@@ -83,6 +86,73 @@ describe('database, migrations and health', () => {
       ['group-c', 2],
       ['group-d', 1],
     ]);
+  });
+
+  describe('transactions started together (groupedTransaction)', () => {
+    const onSqlite = () => t.db.options.type === 'better-sqlite3';
+    const insert = (manager: EntityManager, name: string) =>
+      manager.query(`INSERT INTO counters (name, value) VALUES ('${name}', 1)`);
+    const names = async (prefix: string) =>
+      (
+        (await t.db.query(
+          `SELECT name FROM counters WHERE name LIKE '${prefix}%' ORDER BY name`,
+        )) as { name: string }[]
+      ).map((r) => r.name);
+    /** What another connection sees: committed rows only. */
+    const committedElsewhere = (prefix: string) => {
+      const other = new Database(t.db.options.database as string, { readonly: true });
+      try {
+        return other
+          .prepare(`SELECT count(*) AS n FROM counters WHERE name LIKE ?`)
+          .get(`${prefix}%`) as { n: number };
+      } finally {
+        other.close();
+      }
+    };
+
+    it('answers each with its own result, undoes a failing one alone, and (SQLite) commits them once', async () => {
+      let seenElsewhere: number | undefined;
+      const outcomes = await Promise.allSettled([
+        groupedTransaction(t.db, async (m) => {
+          await insert(m, 'gt-a');
+          return 'a';
+        }),
+        groupedTransaction(t.db, async (m) => {
+          await insert(m, 'gt-b');
+          throw new Error('b failed');
+        }),
+        groupedTransaction(t.db, async (m) => {
+          await insert(m, 'gt-c1');
+          await insert(m, 'gt-c2');
+          // SQLite: the first one's row is not committed yet, since all three share one commit.
+          if (onSqlite()) seenElsewhere = committedElsewhere('gt-').n;
+          return 'c';
+        }),
+      ]);
+      expect(outcomes).toEqual([
+        { status: 'fulfilled', value: 'a' },
+        { status: 'rejected', reason: new Error('b failed') },
+        { status: 'fulfilled', value: 'c' },
+      ]);
+      expect(await names('gt-')).toEqual(['gt-a', 'gt-c1', 'gt-c2']);
+      if (onSqlite()) expect(seenElsewhere).toBe(0);
+    });
+
+    it('fails the whole group when SQLite abandons its transaction (PostgreSQL: that one alone)', async () => {
+      const outcomes = await Promise.allSettled([
+        groupedTransaction(t.db, (m) => insert(m, 'ab-a')),
+        groupedTransaction(t.db, async (m) => {
+          await insert(m, 'ab-b');
+          await m.query('ROLLBACK'); // as SQLite does on an I/O error or a full disk
+          throw new Error('abandoned');
+        }),
+        groupedTransaction(t.db, (m) => insert(m, 'ab-c')),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(
+        onSqlite() ? ['rejected', 'rejected', 'rejected'] : ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      expect(await names('ab-')).toEqual(onSqlite() ? [] : ['ab-a', 'ab-c']);
+    });
   });
 
   it('is live and ready, not ready while the database is gone, ready again after', async () => {

@@ -22,6 +22,7 @@ describe('a failing webhook handler (test-only event module)', () => {
   });
   beforeEach(() => {
     flaky.failing = true;
+    flaky.failingJobs.clear();
     flaky.runs = 0;
   });
 
@@ -129,5 +130,29 @@ describe('a failing webhook handler (test-only event module)', () => {
     expect(await row(id)).toMatchObject({ status: 'failed', attempts: flaky.runs });
     expect(flaky.runs).toBe(20);
     expect(await jobs(3)).toBe(0);
+  });
+
+  it('answers deliveries sent together each on its own: failing handlers fail alone', async () => {
+    flaky.failing = false;
+    flaky.failingJobs = new Set([42, 45]);
+    const jobIds = Array.from({ length: 8 }, (_, i) => 40 + i);
+    const responses = await Promise.all(jobIds.map((jobId) => deliver(jobId)));
+
+    expect(responses.map((r) => r.status)).toEqual(
+      jobIds.map((jobId) => (flaky.failingJobs.has(jobId) ? 500 : 200)),
+    );
+    expect(flaky.runs).toBe(8);
+    for (const [i, jobId] of jobIds.entries()) {
+      const failing = flaky.failingJobs.has(jobId);
+      const id = (failing ? responses[i].body.id : responses[i].body.data.id) as string;
+      expect(await row(id)).toMatchObject({
+        event: 'test.job.finished',
+        dedupeKey: `natural:${jobId}`,
+        status: failing ? 'failed' : 'processed',
+        attempts: 1,
+      });
+      // A failing handler's own write is undone; the others' writes are kept.
+      expect(await jobs(jobId)).toBe(failing ? 0 : 1);
+    }
   });
 });

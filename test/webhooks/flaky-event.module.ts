@@ -22,6 +22,8 @@ export class JobFinishedPayload {
 @Injectable()
 export class FlakySwitch {
   failing = true;
+  /** Jobs that fail even when `failing` is off. */
+  failingJobs = new Set<number>();
   runs = 0;
 }
 
@@ -37,7 +39,8 @@ export class JobFinishedHandler implements WebhookEventHandler<JobFinishedPayloa
     this.flaky.runs++;
     // Written before failing, to show that a failure rolls the handler's writes back.
     await manager.query(`INSERT INTO test_jobs (job_id) VALUES (${Number(payload.job_id)})`);
-    if (this.flaky.failing) throw new Error(`job ${payload.job_id}: downstream unavailable`);
+    if (this.flaky.failing || this.flaky.failingJobs.has(payload.job_id))
+      throw new Error(`job ${payload.job_id}: downstream unavailable`);
   }
 }
 
