@@ -2,7 +2,13 @@ import type { Database, Statement as SqliteStatement } from 'better-sqlite3';
 import { hash } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { DataSource, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
-import { inTurn } from './transaction.js';
+import {
+  inTurn,
+  inTurnBatch,
+  type Outcome,
+  sqliteConnection,
+  type TurnBatch,
+} from './transaction.js';
 
 export interface Statement {
   sql: string;
@@ -170,13 +176,7 @@ export async function execute(
   }
 }
 
-interface PendingWrite {
-  statement: Statement;
-  resolve: (result: StatementResult) => void;
-  reject: (error: unknown) => void;
-}
-
-const pendingWrites = new WeakMap<DataSource, PendingWrite[]>();
+const pendingWrites = new WeakMap<DataSource, TurnBatch<Statement, StatementResult>>();
 
 /**
  * SQLite group commit: single-statement writes that arrive in the same turn of the event loop
@@ -191,27 +191,20 @@ function groupCommitted(
   db: Database,
   statement: Statement,
 ): Promise<StatementResult> {
-  return new Promise((resolve, reject) => {
-    let batch = pendingWrites.get(dataSource);
-    if (!batch) {
-      const writes: PendingWrite[] = (batch = []);
-      pendingWrites.set(dataSource, writes);
-      setImmediate(() => {
-        pendingWrites.delete(dataSource);
-        inTurn(dataSource, () => commitWrites(dataSource, db, writes)).catch((error: unknown) => {
-          for (const write of writes) write.reject(error);
-        });
-      });
-    }
-    batch.push({ statement, resolve, reject });
-  });
+  return inTurnBatch(pendingWrites, dataSource, statement, Infinity, (statements) =>
+    inTurn(dataSource, () => commitWrites(dataSource, db, statements)),
+  );
 }
 
-function commitWrites(dataSource: DataSource, db: Database, writes: PendingWrite[]) {
-  const outcomes = inTransaction(db).immediate(() =>
-    writes.map((write) => {
+function commitWrites(
+  dataSource: DataSource,
+  db: Database,
+  statements: Statement[],
+): Outcome<StatementResult>[] {
+  return inTransaction(db).immediate(() =>
+    statements.map((statement) => {
       try {
-        return { result: runSqlite(dataSource, db, write.statement) };
+        return { value: runSqlite(dataSource, db, statement) };
       } catch (error) {
         // SQLite abandoned the transaction (I/O error, disk full…): the batch fails as one.
         if (!db.inTransaction) throw error;
@@ -219,11 +212,6 @@ function commitWrites(dataSource: DataSource, db: Database, writes: PendingWrite
       }
     }),
   );
-  writes.forEach((write, i) => {
-    const outcome = outcomes[i];
-    if ('error' in outcome) write.reject(outcome.error);
-    else write.resolve(outcome.result);
-  });
 }
 
 interface InTransaction {
@@ -250,11 +238,6 @@ function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult
   let step = steps.next();
   while (!step.done) step = steps.next(run(step.value));
   return step.value;
-}
-
-function sqliteConnection(dataSource: DataSource): Database | undefined {
-  if (dataSource.options.type !== 'better-sqlite3') return undefined;
-  return (dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
 }
 
 function runSqlite(

@@ -36,15 +36,61 @@ export function transaction<T>(
   return inTurn(dataSource, () => dataSource.transaction(work));
 }
 
-interface GroupMember {
-  work: (manager: EntityManager) => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
+/** better-sqlite3's one connection behind `dataSource`, or undefined on PostgreSQL. */
+export function sqliteConnection(dataSource: DataSource): Database | undefined {
+  if (dataSource.options.type !== 'better-sqlite3') return undefined;
+  return (dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
 }
+
+/** What one item of a batch came to: its value, or its own error. */
+export type Outcome<T> = { value: T } | { error: unknown };
+
+/** The items of one turn waiting for their batch to run, and their callers. */
+export interface TurnBatch<I, T> {
+  items: I[];
+  answers: { resolve: (value: T) => void; reject: (error: unknown) => void }[];
+}
+
+/**
+ * Batching by turn of the event loop: items submitted in the same turn (concurrent requests) go
+ * to `run` together, once, after that turn (up to `maxSize` a batch). Each caller gets its own
+ * item's outcome; if `run` throws, every caller of the batch gets that error. Used for SQLite's
+ * shared commits (execute() and groupedTransaction()).
+ */
+export function inTurnBatch<I, T>(
+  batches: WeakMap<DataSource, TurnBatch<I, T>>,
+  dataSource: DataSource,
+  item: I,
+  maxSize: number,
+  run: (items: I[]) => Promise<Outcome<T>[]>,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let batch = batches.get(dataSource);
+    if (!batch || batch.items.length >= maxSize) {
+      const started: TurnBatch<I, T> = (batch = { items: [], answers: [] });
+      batches.set(dataSource, started);
+      setImmediate(() => {
+        if (batches.get(dataSource) === started) batches.delete(dataSource);
+        run(started.items).then(
+          (outcomes) =>
+            outcomes.forEach((outcome, i) => {
+              if ('error' in outcome) started.answers[i].reject(outcome.error);
+              else started.answers[i].resolve(outcome.value);
+            }),
+          (error: unknown) => started.answers.forEach((answer) => answer.reject(error)),
+        );
+      });
+    }
+    batch.items.push(item);
+    batch.answers.push({ resolve, reject });
+  });
+}
+
+type Work = (manager: EntityManager) => Promise<unknown>;
 
 /** The most works one shared commit carries. */
 const MAX_GROUP_SIZE = 64;
-const pendingGroups = new WeakMap<DataSource, GroupMember[]>();
+const pendingGroups = new WeakMap<DataSource, TurnBatch<Work, unknown>>();
 
 /**
  * transaction(), for hot paths whose work is one small unit (a webhook delivery): on SQLite the
@@ -59,49 +105,21 @@ export function groupedTransaction<T>(
   dataSource: DataSource,
   work: (manager: EntityManager) => Promise<T>,
 ): Promise<T> {
-  if (dataSource.options.type !== 'better-sqlite3') return dataSource.transaction(work);
-  return new Promise<T>((resolve, reject) => {
-    let group = pendingGroups.get(dataSource);
-    if (!group || group.length >= MAX_GROUP_SIZE) {
-      const members: GroupMember[] = (group = []);
-      pendingGroups.set(dataSource, members);
-      setImmediate(() => {
-        if (pendingGroups.get(dataSource) === members) pendingGroups.delete(dataSource);
-        void runGroup(dataSource, members);
-      });
-    }
-    group.push({ work, resolve: resolve as (value: unknown) => void, reject });
-  });
-}
-
-type Outcome = { value: unknown } | { error: unknown };
-
-async function runGroup(dataSource: DataSource, members: GroupMember[]): Promise<void> {
-  let outcomes: Outcome[];
-  try {
-    outcomes = await transaction(dataSource, async (manager) => {
-      if (members.length === 1) return [{ value: await members[0].work(manager) }];
-      const connection = (dataSource.driver as unknown as { databaseConnection: Database })
-        .databaseConnection;
-      const settled: Outcome[] = [];
-      for (const member of members) {
+  if (!sqliteConnection(dataSource)) return dataSource.transaction(work);
+  return inTurnBatch(pendingGroups, dataSource, work, MAX_GROUP_SIZE, (works) =>
+    transaction(dataSource, async (manager) => {
+      if (works.length === 1) return [{ value: await works[0](manager) }];
+      const outcomes: Outcome<unknown>[] = [];
+      for (const each of works) {
         try {
-          settled.push({ value: await manager.transaction(member.work) }); // a savepoint
+          outcomes.push({ value: await manager.transaction(each) }); // a savepoint
         } catch (error) {
           // SQLite abandoned the transaction (I/O error, disk full…): the group fails as one.
-          if (!connection.inTransaction) throw error;
-          settled.push({ error });
+          if (!sqliteConnection(dataSource)!.inTransaction) throw error;
+          outcomes.push({ error });
         }
       }
-      return settled;
-    });
-  } catch (error) {
-    for (const member of members) member.reject(error);
-    return;
-  }
-  members.forEach((member, i) => {
-    const outcome = outcomes[i];
-    if ('error' in outcome) member.reject(outcome.error);
-    else member.resolve(outcome.value);
-  });
+      return outcomes;
+    }),
+  ) as Promise<T>;
 }

@@ -64,7 +64,7 @@ function envelope(
   done(null, enveloped ? wrap(payload) : payload);
 }
 
-export function wrap(result: unknown) {
+function wrap(result: unknown) {
   if (result instanceof Page) {
     const { page, limit } = result.request;
     return { data: result.items, meta: pageMeta(result.total, page, limit, result.items.length) };
