@@ -1,6 +1,8 @@
 // Benchmark: the built server against a raw node:http baseline measured in the same run.
 // Usage: npm run bench [-- --pg postgres://127.0.0.1/db] [--duration 5] [--runs 3] [--smoke]
-//        [--only a,c] [--customers 1000000]
+//        [--only a,c] [--customers 1000000] [--webhooks 10000000]
+// On PostgreSQL, scenarios (a) and (c) are also paired with pgbench running the same database work
+// (bench/pgbench-ceiling.mjs): the database's own ceiling, measured in the same run.
 import autocannon from 'autocannon';
 import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,6 +11,13 @@ import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, startBaseline } from './baseline.mjs';
+import {
+  CEILING_SCENARIOS,
+  dropCeiling,
+  pgbenchAvailable,
+  prepareCeiling,
+  runCeiling,
+} from './pgbench-ceiling.mjs';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const { values: args } = parseArgs({
@@ -18,6 +27,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     runs: { type: 'string', default: '3' },
     customers: { type: 'string', default: '1000000' },
+    // Webhook events to seed for the paged webhook list scenarios (g); 0 leaves (g) out.
+    webhooks: { type: 'string', default: '0' },
     smoke: { type: 'boolean', default: false },
     // Scenario letters to run (the baseline always runs), e.g. `--only a,c`; for quick A/B runs.
     only: { type: 'string' },
@@ -30,6 +41,7 @@ const DURATION = SMOKE ? 5 : Number(args.duration);
 const WARMUP = SMOKE ? 1 : Number(args.warmup);
 const RUNS = SMOKE ? 1 : Number(args.runs);
 const CUSTOMERS = SMOKE ? 1000 : Number(args.customers);
+const WEBHOOKS = SMOKE ? 0 : Number(args.webhooks);
 const CONNECTIONS = 10;
 const ID_SPAN = Math.min(CUSTOMERS, 10000);
 const ONLY = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : null;
@@ -153,19 +165,26 @@ async function runOnce(pid, opts) {
  * to that run: this VM's speed drifts by 2x over minutes, so a ratio to a baseline measured once
  * at the start would measure the drift as much as the service.
  */
-async function measure(name, pid, makeOpts, baseline, { concurrent } = {}) {
+async function measure(name, pid, makeOpts, baseline, { concurrent, ceiling } = {}) {
   const runs = [];
   let rss = 0;
   for (let i = 0; i < RUNS; i++) {
     const base = await runOnce(baseline.pid, baseline.opts());
+    const db = ceiling ? ceiling() : undefined;
     const [run] = await Promise.all([
       runOnce(pid, makeOpts()),
       ...(concurrent ? [cannon(concurrent())] : []),
     ]);
     rss = Math.max(rss, run.rss);
     baseline.runs.push(base);
-    runs.push({ ...run, baseline_rps: base.rps, ratio: run.rps / base.rps });
+    runs.push({
+      ...run,
+      baseline_rps: base.rps,
+      ratio: run.rps / base.rps,
+      ...(db && { ceiling_tps: db.tps, ceiling_share: run.rps / db.tps }),
+    });
   }
+  const ceilingRuns = runs.filter((r) => r.ceiling_tps);
   return {
     scenario: name,
     rps: median(runs.map((r) => r.rps)),
@@ -176,6 +195,10 @@ async function measure(name, pid, makeOpts, baseline, { concurrent } = {}) {
     cpu_sys_us_per_request: median(runs.map((r) => r.cpu_sys_us)),
     failed_responses: runs.reduce((n, r) => n + r.bad, 0),
     rss_mb: Math.round(rss / 2 ** 20),
+    ...(ceilingRuns.length && {
+      ceiling_tps: median(ceilingRuns.map((r) => r.ceiling_tps)),
+      ceiling_share: median(ceilingRuns.map((r) => r.ceiling_share)),
+    }),
     runs,
   };
 }
@@ -240,6 +263,20 @@ async function main() {
   cli('users:create', '--username', 'bench', '--password', password);
   cli('customers:seed', '--count', String(CUSTOMERS));
   console.log(`seeded ${CUSTOMERS} customers in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  if (WEBHOOKS > 0) {
+    const t1 = Date.now();
+    // The bench client's own events (lists show the caller's events only); every 100th failed.
+    cli(
+      'webhooks:seed',
+      '--count',
+      String(WEBHOOKS),
+      '--client-id',
+      client.client_id,
+      '--failed-every',
+      '100',
+    );
+    console.log(`seeded ${WEBHOOKS} webhook events in ${((Date.now() - t1) / 1000).toFixed(1)}s`);
+  }
 
   const baseline = await startBaseline(await freePort());
   const { child, base } = await startServer(await freePort());
@@ -321,22 +358,6 @@ async function main() {
           }),
         ],
         [
-          '(d) GET /v2/customers page 1 (limit 20)',
-          pid,
-          () => ({
-            url: `${base}/v2/customers?result_mode%5Bmode%5D=paginated&result_mode%5Battributes%5D%5Bpage%5D=1&result_mode%5Battributes%5D%5Blimit%5D=20`,
-            headers: auth,
-          }),
-        ],
-        [
-          '(d) GET /v2/customers page 50000 (limit 20)',
-          pid,
-          () => ({
-            url: `${base}/v2/customers?result_mode%5Bmode%5D=paginated&result_mode%5Battributes%5D%5Bpage%5D=${Math.floor(CUSTOMERS / 20)}&result_mode%5Battributes%5D%5Blimit%5D=20`,
-            headers: auth,
-          }),
-        ],
-        [
           '(e) POST /oauth/token client_credentials',
           pid,
           () => ({
@@ -358,10 +379,45 @@ async function main() {
         ],
       );
     }
+    if (!SMOKE) {
+      // (d) and (g): pages at every position of the list (§7: every page costs about the same).
+      scenarios.push(
+        ...(await pagePositions('(d) GET /v2/customers', pid, base, '/v2/customers', auth)),
+      );
+      if (WEBHOOKS > 0) {
+        for (const filter of [
+          '',
+          '&status=processed',
+          '&event=learning.attempt.completed&status=failed',
+        ]) {
+          scenarios.push(
+            ...(await pagePositions(
+              '(g) GET /v2/webhooks',
+              pid,
+              base,
+              '/v2/webhooks',
+              auth,
+              filter,
+            )),
+          );
+        }
+      }
+    }
+    const ceilingOf = (name) => {
+      const scenario = name[1];
+      if (!args.pg || !CEILING_SCENARIOS.includes(scenario)) return undefined;
+      return () =>
+        runCeiling(args.pg, scenario, { clients: CONNECTIONS, seconds: DURATION, idSpan: ID_SPAN });
+    };
+    if (args.pg) {
+      if (!pgbenchAvailable()) throw new Error('--pg needs pgbench on the PATH (the ceiling runs)');
+      prepareCeiling(args.pg);
+    }
     for (const [name, target, makeOpts] of scenarios.filter(([name]) => wanted(name))) {
-      results.push(await measure(name, target, makeOpts, paired));
+      results.push(await measure(name, target, makeOpts, paired, { ceiling: ceilingOf(name) }));
       console.log(`  done: ${name}`);
     }
+    if (args.pg) dropCeiling(args.pg);
 
     if (!SMOKE && wanted('(f)')) {
       // (f) latency of (a) while the password grant runs flat out beside it.
@@ -406,6 +462,11 @@ async function main() {
     // CPU time of the server per request, and in brackets the kernel's part of it.
     'CPU µs/req (kernel)':
       r.cpu_us_per_request == null ? '' : `${r.cpu_us_per_request} (${r.cpu_sys_us_per_request})`,
+    // On PostgreSQL: pgbench doing the same database work, and the service's share of it.
+    ...(args.pg && {
+      'pgbench tps': r.ceiling_tps ? Math.round(r.ceiling_tps) : '',
+      'vs pgbench': r.ceiling_share ? `${(r.ceiling_share * 100).toFixed(0)}%` : '',
+    }),
     'RSS MB': r.rss_mb ?? '',
     'non-2xx': r.failed_responses ?? '',
   }));
@@ -430,6 +491,32 @@ async function main() {
     console.error('some requests failed (non-2xx or errors): see the table');
     process.exitCode = 1;
   }
+}
+
+/**
+ * A list's pages at its first, quarter, middle, three-quarter and last positions (limit 20), with
+ * `filter` appended to the query; the last page is read from page 1's meta.
+ */
+async function pagePositions(label, pid, base, path, headers, filter = '') {
+  const url = (page) =>
+    `${base}${path}?result_mode%5Bmode%5D=paginated&result_mode%5Battributes%5D%5Bpage%5D=${page}&result_mode%5Battributes%5D%5Blimit%5D=20${filter}`;
+  const first = await fetch(url(1), { headers });
+  if (!first.ok) throw new Error(`${path}${filter}: page 1 answered ${first.status}`);
+  const { meta } = await first.json();
+  const last = meta.last_page;
+  const positions = [
+    ['1', 1],
+    ['1/4', Math.ceil(last / 4)],
+    ['1/2', Math.ceil(last / 2)],
+    ['3/4', Math.ceil((3 * last) / 4)],
+    ['last', last],
+  ];
+  const shown = filter ? ` ?${filter.slice(1)}` : '';
+  return positions.map(([at, page]) => [
+    `${label}${shown} page ${at} = ${page} of ${meta.total} (limit 20)`,
+    pid,
+    () => ({ url: url(page), headers }),
+  ]);
 }
 
 main().catch((error) => {

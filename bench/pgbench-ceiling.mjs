@@ -1,0 +1,95 @@
+// PostgreSQL's own ceiling for the database work of a scenario: pgbench (PostgreSQL's client,
+// written in C) runs the same statements as the service, with as many clients, on the same
+// database. The service's share of it says how much of the database's speed the service uses.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const SCHEMA = 'bench_ceiling';
+
+/**
+ * The scripts, one transaction each, as the service runs them:
+ * (a) the prepared primary-key read of GET /v2/customers/:id/company;
+ * (c) one webhook delivery: BEGIN, the event row, the handler's row, COMMIT, into copies of the
+ *     real tables (same columns, indexes and constraints) so the runs leave the real ones alone.
+ */
+const SCRIPTS = {
+  a: (idSpan) => `\\set id random(1, ${idSpan})
+SELECT company_name, company_type FROM public.customers WHERE id = :id;
+`,
+  c: () => `\\set attempt random(1, 4000000000000)
+BEGIN;
+INSERT INTO ${SCHEMA}.webhook_events (id, event, dedupe_key, payload, status, attempts, last_error, received_at, processed_at) VALUES (gen_random_uuid(), 'learning.attempt.completed', 'natural:' || :attempt, '{"event":"learning.attempt.completed","payload":{"user_id":7,"module_id":3,"attempt_id":' || :attempt || '}}', 'processed', 1, NULL, now(), now()) ON CONFLICT DO NOTHING;
+INSERT INTO ${SCHEMA}.completed_attempts (attempt_id, user_id, module_id, recorded_at) VALUES (:attempt, 7, 3, now()) ON CONFLICT DO NOTHING;
+COMMIT;
+`,
+};
+
+export function pgbenchAvailable() {
+  try {
+    execFileSync('pgbench', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function psql(url, sql) {
+  execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql], {
+    stdio: 'inherit',
+    env: { ...process.env, PGOPTIONS: '-c client_min_messages=warning' },
+  });
+}
+
+/** Copies of the tables (c) writes to; call once after the service has migrated the database. */
+export function prepareCeiling(url) {
+  psql(
+    url,
+    `DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE; CREATE SCHEMA ${SCHEMA};
+     CREATE TABLE ${SCHEMA}.webhook_events (LIKE public.webhook_events INCLUDING ALL);
+     CREATE TABLE ${SCHEMA}.completed_attempts (LIKE public.completed_attempts INCLUDING ALL);`,
+  );
+}
+
+export function dropCeiling(url) {
+  psql(url, `DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+}
+
+/**
+ * One pgbench run of a scenario's script: transactions a second (each one request's database
+ * work), and the mean latency. `clients` as the load generator's connections.
+ */
+export function runCeiling(url, scenario, { clients, seconds, idSpan }) {
+  const dir = mkdtempSync(join(tmpdir(), 'pgbench-'));
+  const file = join(dir, `${scenario}.sql`);
+  writeFileSync(file, SCRIPTS[scenario](idSpan));
+  try {
+    const out = execFileSync(
+      'pgbench',
+      [
+        '-n',
+        '-M',
+        'prepared',
+        '-c',
+        String(clients),
+        '-j',
+        '2',
+        '-T',
+        String(seconds),
+        '-f',
+        file,
+        url,
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1]);
+    const latency = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1]);
+    if (!Number.isFinite(tps)) throw new Error(`pgbench gave no tps:\n${out}`);
+    return { tps, latency_ms: latency };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const CEILING_SCENARIOS = Object.keys(SCRIPTS);
