@@ -1,7 +1,11 @@
 import { authCommands } from '../auth/auth.commands.js';
 import { customersCreateCommand, customersSeedCommand } from '../customers/customers.commands.js';
 import { dbStatusCommand } from '../database/database.commands.js';
-import { webhooksReplayCommand } from '../webhooks/webhooks.commands.js';
+import {
+  webhooksPruneCommand,
+  webhooksReplayCommand,
+  webhooksSeedCommand,
+} from '../webhooks/webhooks.commands.js';
 import type { CliCommand } from './cli-command.js';
 
 /** Every command of `npm run cli -- <command>`; each module exports its own. */
@@ -11,4 +15,6 @@ export const commands: CliCommand[] = [
   customersCreateCommand,
   customersSeedCommand,
   webhooksReplayCommand,
+  webhooksPruneCommand,
+  webhooksSeedCommand,
 ];

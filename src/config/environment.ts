@@ -87,6 +87,12 @@ export class Environment {
   @Max(5000, { message: 'REVOCATION_REFRESH_MS must be an integer from 100 to 5000' })
   REVOCATION_REFRESH_MS = 2000;
 
+  @Transform(toInt)
+  @IsInt({ message: 'WEBHOOK_RETENTION_DAYS must be an integer from 1 to 3650' })
+  @Min(1, { message: 'WEBHOOK_RETENTION_DAYS must be an integer from 1 to 3650' })
+  @Max(3650, { message: 'WEBHOOK_RETENTION_DAYS must be an integer from 1 to 3650' })
+  WEBHOOK_RETENTION_DAYS = 30;
+
   @IsOptional()
   @Matches(/^(\*|https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*)$/, {
     message: 'CORS_ORIGINS must be * or a comma-separated list of http(s) origins',

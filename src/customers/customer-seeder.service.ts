@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { type Statement, transact } from '../database/transact.js';
-import { counterQuery, incrementCounter } from '../pagination/counters.js';
+import { select, sql, type Statement, transact } from '../database/transact.js';
 import { COMPANY_TYPES } from './company-type.js';
-import { CUSTOMERS_COUNTER } from './customers.service.js';
 
 /** 2 parameters a row: 10,000 parameters, inside both SQLite's and PostgreSQL's limits. */
 const ROWS_PER_INSERT = 5_000;
@@ -17,8 +15,8 @@ export interface SeedResult {
 
 /**
  * Bulk-inserts sample customers (the benchmark seeds 1,000,000): multi-row INSERTs, many per
- * transaction, each transaction also adding its rows to the customers counter. One in ten is
- * a retail customer (no company).
+ * transaction (the database counts them: customer_blocks). One in ten is a retail customer (no
+ * company).
  */
 @Injectable()
 export class CustomerSeeder {
@@ -35,7 +33,6 @@ export class CustomerSeeder {
         for (let done = 0; done < rows; done += ROWS_PER_INSERT) {
           yield insertSample(db, first + done, Math.min(ROWS_PER_INSERT, rows - done));
         }
-        yield incrementCounter(db, CUSTOMERS_COUNTER, rows);
       });
       created += rows;
       next += rows;
@@ -44,9 +41,8 @@ export class CustomerSeeder {
   }
 
   private async total(): Promise<number> {
-    const row = await counterQuery(this.dataSource, CUSTOMERS_COUNTER).getRawOne<{
-      total: number;
-    }>();
+    const db = this.dataSource;
+    const [row] = await select(db, sql(db, 'SELECT SUM(rows) AS total FROM customer_blocks'));
     return Number(row?.total ?? 0);
   }
 }

@@ -1,18 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import DataLoader from 'dataloader';
-import { DataSource, Repository } from 'typeorm';
-import { execute, select, sql, transact } from '../database/transact.js';
-import { counterQuery, incrementCounter } from '../pagination/counters.js';
-import type { Page } from '../pagination/page.js';
+import { DataSource } from 'typeorm';
+import { execute, select, sql, transact, type Work } from '../database/transact.js';
+import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
-import { paginate } from '../pagination/paginate.js';
+import { blockStart, locate, toBlockCounts } from '../pagination/positions.js';
 import type { CompanyType } from './company-type.js';
 import { CustomerNotFoundException } from './customer-not-found.exception.js';
 import { Customer } from './customer.entity.js';
-
-/** Name of the row in `counters` that holds the exact number of customers. */
-export const CUSTOMERS_COUNTER = 'customers';
 
 export interface NewCompany {
   name: string | null;
@@ -47,15 +42,33 @@ export class CustomersService {
     batchScheduleFn: (run) => setImmediate(run),
   });
 
-  constructor(
-    @InjectRepository(Customer) private readonly customers: Repository<Customer>,
-    private readonly dataSource: DataSource,
-  ) {}
+  constructor(private readonly dataSource: DataSource) {}
 
-  list(request: PageRequest): Promise<Page<Customer>> {
-    return paginate(this.customers.createQueryBuilder('customer'), request, {
-      count: counterQuery(this.dataSource, CUSTOMERS_COUNTER),
+  /**
+   * Ordered by id. The total and the page's place come from the per-block counts the database
+   * keeps (pagination/positions.ts), read in the same snapshot as the page.
+   */
+  async list(request: PageRequest): Promise<Page<Customer>> {
+    const db = this.dataSource;
+    const { rows, total } = await transact(db, 'read', function* (): Work<{
+      rows: Row[];
+      total: number;
+    }> {
+      const blocks = yield sql(db, 'SELECT block, rows FROM customer_blocks ORDER BY block');
+      const { total, start } = locate(toBlockCounts(blocks.rows), request.offset);
+      if (!start) return { rows: [], total };
+      const page = yield sql(
+        db,
+        `${COLUMNS} WHERE id >= :from ORDER BY id LIMIT :limit OFFSET :skip`,
+        { from: blockStart(start.block), limit: request.limit, skip: start.skip },
+      );
+      return { rows: page.rows, total };
     });
+    return new Page(
+      rows.map((row) => this.toEntity(row)),
+      total,
+      request,
+    );
   }
 
   /** The hottest read of the service (see BENCHMARKS.md): batched with concurrent reads. */
@@ -78,19 +91,21 @@ export class CustomersService {
     return ids.map((id) => rows.get(id) ?? null);
   }
 
-  /** Inserts the customer and counts it in one transaction, so the paged total stays exact. */
+  /** One insert: the database counts it (customer_blocks) in the same statement's trigger. */
   async create(company: NewCompany): Promise<Customer> {
     const db = this.dataSource;
-    const row = await transact(db, 'write', function* () {
-      const inserted = yield sql(
+    const inserted = await execute(
+      db,
+      sql(
         db,
         `INSERT INTO customers (company_name, company_type) VALUES (:name, :type) ${RETURNING}`,
-        { name: company.name, type: company.type },
-      );
-      yield incrementCounter(db, CUSTOMERS_COUNTER, 1);
-      return inserted.rows[0];
-    });
-    return this.toEntity(row);
+        {
+          name: company.name,
+          type: company.type,
+        },
+      ),
+    );
+    return this.toEntity(inserted.rows[0]);
   }
 
   /**

@@ -23,7 +23,9 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
   if (!byEntity) statements.set(dataSource, (byEntity = new Map()));
   let statement = byEntity.get(entity);
   if (!statement) {
-    const { tableName, columns } = dataSource.getMetadata(entity);
+    const { tableName } = dataSource.getMetadata(entity);
+    // Columns the database fills itself (insert: false) are left to it.
+    const columns = dataSource.getMetadata(entity).columns.filter((column) => column.isInsert);
     const names = columns.map((column) => driver.escape(column.databaseName));
     const values = columns.map((column, i) => driver.createParameter(column.databaseName, i));
     statement = {

@@ -11,6 +11,8 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 @Entity({ name: 'webhook_events' })
 @Unique('UQ_webhook_events_event_dedupe_key', ['event', 'dedupeKey'])
 @Index('IDX_webhook_events_status_id', ['status', 'id'])
+@Index('UQ_webhook_events_seq', ['seq'], { unique: true })
+@Index('IDX_webhook_events_client_id_seq', ['clientId', 'seq'])
 export class WebhookEvent {
   /** UUIDv7: time-ordered, so ordering by id is ordering by arrival. */
   @PrimaryColumn({ type: 'uuid' })
@@ -18,6 +20,17 @@ export class WebhookEvent {
 
   @Column({ type: 'varchar', length: 100 })
   event: string;
+
+  /** The OAuth client that sent it (PROVISIONAL in the lists branch). */
+  @Column({ name: 'client_id', type: 'varchar', length: 36, default: () => "''" })
+  clientId: string;
+
+  /**
+   * Insertion number, given by the database (a trigger): the list's order and the key of its
+   * position blocks (migration CreateListPositions). Never written by the service.
+   */
+  @Column({ type: 'bigint', nullable: true, insert: false, update: false })
+  seq?: string | null;
 
   /** What makes a redelivery recognisable; see dedupeKeyOf(). Unique per event. */
   @Column({ name: 'dedupe_key', type: 'varchar', length: 255 })
@@ -42,4 +55,8 @@ export class WebhookEvent {
 
   @Column({ name: 'processed_at', type: Date, nullable: true })
   processedAt: Date | null;
+
+  /** When the handler last ran; a failed event's retention counts from it. */
+  @Column({ name: 'last_attempt_at', type: Date, nullable: true })
+  lastAttemptAt: Date | null;
 }

@@ -66,6 +66,7 @@ export class WebhookProcessor {
     const row: WebhookEvent = {
       id: uuidv7(now.getTime()),
       event: webhook.event,
+      clientId: source.clientId,
       dedupeKey: dedupeKeyOf(webhook, payload, source),
       payload: JSON.stringify(raw),
       status: 'processed',
@@ -73,6 +74,7 @@ export class WebhookProcessor {
       lastError: null,
       receivedAt: now,
       processedAt: now,
+      lastAttemptAt: now,
     };
     try {
       // Concurrent deliveries share one commit on SQLite, each in its own savepoint.
@@ -133,6 +135,7 @@ export class WebhookProcessor {
    * the processed row, or to the row as another claimer left it; a handler failure is thrown.
    */
   private async retry(manager: EntityManager, failed: WebhookEvent): Promise<WebhookEvent> {
+    const now = new Date();
     const claim = await manager
       .createQueryBuilder()
       .update(WebhookEvent)
@@ -140,7 +143,8 @@ export class WebhookProcessor {
         status: 'processed',
         attempts: () => 'attempts + 1',
         lastError: null,
-        processedAt: new Date(),
+        processedAt: now,
+        lastAttemptAt: now,
       })
       .where('id = :id AND status = :status', { id: failed.id, status: 'failed' })
       .execute();
@@ -179,12 +183,13 @@ export class WebhookProcessor {
         attempts: 1,
         lastError,
         processedAt: null,
+        lastAttemptAt: new Date(),
       };
       if (await insertUnlessConflict(manager, WebhookEvent, failed)) return failed;
       await manager
         .createQueryBuilder()
         .update(WebhookEvent)
-        .set({ attempts: () => 'attempts + 1', lastError })
+        .set({ attempts: () => 'attempts + 1', lastError, lastAttemptAt: new Date() })
         .where('event = :event AND dedupe_key = :dedupeKey AND status = :status', {
           event: row.event,
           dedupeKey: row.dedupeKey,

@@ -1,4 +1,7 @@
+import { performance } from 'node:perf_hooks';
 import { type CliCommand, CliUsageError } from '../cli/cli-command.js';
+import { WebhookRetention } from './webhook-retention.service.js';
+import { WebhookSeeder } from './webhook-seeder.service.js';
 import { type ReplayResult, WebhookProcessor } from './webhook-processor.js';
 import { UUID_PATTERN } from './uuid-v7.js';
 
@@ -42,3 +45,50 @@ export const webhooksReplayCommand: CliCommand = {
     };
   },
 };
+
+/** `webhooks:prune`: deletes the events past their retention now (the background job's work). */
+export const webhooksPruneCommand: CliCommand = {
+  name: 'webhooks:prune',
+  usage: 'webhooks:prune',
+  options: {},
+  context: 'app',
+  run: ({ app }) => app!.get(WebhookRetention).prune(),
+};
+
+const MAX_SEED_COUNT = 100_000_000;
+
+/**
+ * `webhooks:seed --count <n> [--client-id <id>] [--failed-every <k>]`: stored events for
+ * benchmarks and tests, listed for that client (default `seed`); every k-th one failed.
+ */
+export const webhooksSeedCommand: CliCommand = {
+  name: 'webhooks:seed',
+  usage: `webhooks:seed --count <1-${MAX_SEED_COUNT}> [--client-id <id>] [--failed-every <k>]`,
+  options: {
+    count: { type: 'string' },
+    'client-id': { type: 'string' },
+    'failed-every': { type: 'string' },
+  },
+  context: 'app',
+  async run({ app, values }) {
+    const count = positiveInteger(values.count, '--count', MAX_SEED_COUNT);
+    const failedEvery =
+      values['failed-every'] === undefined
+        ? 0
+        : positiveInteger(values['failed-every'], '--failed-every', MAX_SEED_COUNT);
+    const clientId = values['client-id'] ?? 'seed';
+    if (typeof clientId !== 'string' || !/^[\x21-\x7e]{1,36}$/.test(clientId)) {
+      throw new CliUsageError('--client-id must be 1 to 36 printable characters.');
+    }
+    const started = performance.now();
+    const result = await app!.get(WebhookSeeder).seed({ count, clientId, failedEvery });
+    return { ...result, elapsed_ms: Math.round(performance.now() - started) };
+  },
+};
+
+function positiveInteger(value: unknown, flag: string, max: number): number {
+  if (typeof value !== 'string' || !/^[1-9][0-9]*$/.test(value) || Number(value) > max) {
+    throw new CliUsageError(`${flag} must be an integer from 1 to ${max}.`);
+  }
+  return Number(value);
+}

@@ -83,8 +83,11 @@ export class WebhooksController {
   @Get()
   @RequireScopes('webhooks:read')
   @ApiPaginatedResponse(WebhookEventDto)
-  list(@Query() query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
-    return this.webhooks.list(query);
+  list(
+    @Query() query: WebhookListQueryDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<Page<WebhookEventDto>> {
+    return this.webhooks.list(principal.clientId, query);
   }
 
   /** The accepted event names, each with its payload's JSON schema. */
@@ -106,7 +109,7 @@ export class WebhooksController {
   @RequireScopes('webhooks:read')
   @ApiDataResponse(WebhookEventDto)
   @ApiNotFoundResponse({ schema: { example: { message: 'Webhook not found.' } } })
-  get(@Param('id') id: string): Promise<WebhookEventDto> {
-    return this.webhooks.get(id);
+  get(@Param('id') id: string, @CurrentPrincipal() principal: Principal): Promise<WebhookEventDto> {
+    return this.webhooks.get(principal.clientId, id);
   }
 }

@@ -3,6 +3,9 @@ import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
 import { WebhookEvent } from './webhook-event.entity.js';
+import { WebhookEventBlocks } from './webhook-event-blocks.js';
+import { WebhookRetention } from './webhook-retention.service.js';
+import { WebhookSeeder } from './webhook-seeder.service.js';
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -15,7 +18,15 @@ import { WebhooksService } from './webhooks.service.js';
 @Module({
   imports: [DiscoveryModule, TypeOrmModule.forFeature([WebhookEvent])],
   controllers: [WebhooksController],
-  providers: [WebhookRegistry, WebhookProcessor, WebhooksService, WebhookDeliveryPipe],
-  exports: [WebhookProcessor],
+  providers: [
+    WebhookRegistry,
+    WebhookProcessor,
+    WebhooksService,
+    WebhookDeliveryPipe,
+    WebhookEventBlocks,
+    WebhookRetention,
+    WebhookSeeder,
+  ],
+  exports: [WebhookProcessor, WebhookEventBlocks, WebhookRetention, WebhookSeeder],
 })
 export class WebhooksModule {}

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { generateSchema } from '@nestjs/swagger';
-import { Repository } from 'typeorm';
+import { DataSource, In, Repository } from 'typeorm';
+import { sql, transact, type Work } from '../database/transact.js';
 import { Page } from '../pagination/page.js';
-import { paginate } from '../pagination/paginate.js';
 import { toPageRequest } from '../pagination/page-query.dto.js';
+import { blockEnd, locate, toBlockCounts } from '../pagination/positions.js';
 import { WebhookEventDto, WebhookEventTypeDto } from './dto/webhook-event.dto.js';
 import type { WebhookListQueryDto } from './dto/webhook-list-query.dto.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
@@ -20,21 +21,62 @@ export class WebhooksService {
   constructor(
     @InjectRepository(WebhookEvent) private readonly events: Repository<WebhookEvent>,
     private readonly registry: WebhookRegistry,
+    private readonly dataSource: DataSource,
   ) {}
 
-  /** Newest first (ids are time-ordered UUIDv7s). */
-  async list(query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
-    const qb = this.events.createQueryBuilder('e');
-    if (query.event !== undefined) qb.andWhere('e.event = :event', { event: query.event });
-    if (query.status !== undefined) qb.andWhere('e.status = :status', { status: query.status });
-    const page = await paginate(qb, toPageRequest(query), { orderBy: 'id', order: 'DESC' });
-    return page.map((row) => WebhookEventDto.from(row));
+  /**
+   * The client's own events, newest stored first (by `seq`), optionally of one event name and
+   * status. The exact total and the page's place come from the per-block counts the database
+   * keeps (pagination/positions.ts), read in one snapshot with the page's ids.
+   */
+  async list(clientId: string, query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
+    const db = this.dataSource;
+    const request = toPageRequest(query);
+    const filter = { client: clientId, event: query.event ?? null, status: query.status ?? null };
+    // One statement text for every filter combination (prepared once); the casts type the
+    // parameters for PostgreSQL when they are null.
+    const matches = `client_id = :client
+      AND (CAST(:event AS varchar(100)) IS NULL OR event = :event)
+      AND (CAST(:status AS varchar(16)) IS NULL OR status = :status)`;
+    const { ids, total } = await transact(db, 'read', function* (): Work<{
+      ids: string[];
+      total: number;
+    }> {
+      // Folded counts and the changes not folded yet (PostgreSQL; see WebhookEventBlocks).
+      const blocks = yield sql(
+        db,
+        `SELECT block, SUM(rows) AS rows FROM (
+           SELECT block, rows FROM webhook_event_blocks WHERE ${matches}
+           UNION ALL
+           SELECT block, rows FROM webhook_event_block_changes WHERE ${matches}
+         ) counted GROUP BY block ORDER BY block DESC`,
+        filter,
+      );
+      const { total, start } = locate(toBlockCounts(blocks.rows), request.offset);
+      if (!start) return { ids: [], total };
+      const page = yield sql(
+        db,
+        `SELECT id FROM webhook_events WHERE ${matches} AND seq < :before
+         ORDER BY seq DESC LIMIT :limit OFFSET :skip`,
+        { ...filter, before: blockEnd(start.block), limit: request.limit, skip: start.skip },
+      );
+      return { ids: page.rows.map((row) => String(row.id)), total };
+    });
+    const rows = ids.length ? await this.events.findBy({ id: In(ids) }) : [];
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    // A row pruned between the two reads is left out rather than failing the page.
+    const items = ids.flatMap((id) => {
+      const row = byId.get(id);
+      return row ? [WebhookEventDto.from(row)] : [];
+    });
+    return new Page(items, total, request);
   }
 
-  async get(id: string): Promise<WebhookEventDto> {
+  /** One of the client's own events; another client's is as unknown as a missing one. */
+  async get(clientId: string, id: string): Promise<WebhookEventDto> {
     // Anything that is not a UUID names no webhook (and PostgreSQL would refuse it as a uuid).
     const row = UUID_PATTERN.test(id)
-      ? await this.events.findOneBy({ id: id.toLowerCase() })
+      ? await this.events.findOneBy({ id: id.toLowerCase(), clientId })
       : null;
     if (!row) throw new WebhookNotFoundException();
     return WebhookEventDto.from(row);

@@ -15,8 +15,9 @@ describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
   let read: string;
   beforeAll(async () => {
     t = await startTestApp();
-    write = await authHeader(t, ['webhooks:write']);
-    read = await authHeader(t, ['webhooks:read']);
+    // One client sends and reads: a client sees its own events only.
+    write = await authHeader(t, ['webhooks:write', 'webhooks:read']);
+    read = write;
   });
   afterAll(async () => {
     await t.close();
@@ -218,7 +219,8 @@ describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
       'GET %s is 401 without a token and 403 without webhooks:read',
       async (path) => {
         await request(t.http).get(path).expect(401);
-        const res = await request(t.http).get(path).set('authorization', write).expect(403);
+        const writeOnly = await authHeader(t, ['webhooks:write']);
+        const res = await request(t.http).get(path).set('authorization', writeOnly).expect(403);
         expect(res.headers['www-authenticate']).toBe(
           'Bearer realm="api", error="insufficient_scope", scope="webhooks:read"',
         );

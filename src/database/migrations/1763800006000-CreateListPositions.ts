@@ -1,0 +1,229 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Counts per block of positions, kept by the database itself (src/pagination/positions.ts says
+ * how lists use them): `customer_blocks` (customers by id / 4096) and `webhook_event_blocks`
+ * (events by client, event, status and seq / 4096). A paged list sums these few rows to know its
+ * exact total for any filter and to find the block where any page starts.
+ *
+ * Webhook events get `seq`, a dense insertion number (the block key: UUIDv7 ids are not dense),
+ * assigned by the database, and `last_attempt_at` (retention of failed events counts from it).
+ *
+ * PostgreSQL: statement-level triggers with transition tables (one aggregated row per statement,
+ * so bulk inserts and prunes stay fast). Webhook events append their changes to
+ * `webhook_event_block_changes` instead of updating a block row: concurrent deliveries would
+ * otherwise queue on that row's lock until each other's commit. The changes are folded into the
+ * blocks in the background (folding is one statement, so readers never see a change twice).
+ * SQLite has one writer: row triggers update the block rows directly.
+ *
+ * 4096, the block size, is written into the triggers: changing it is a new migration.
+ */
+export class CreateListPositions1763800006000 implements MigrationInterface {
+  name = 'CreateListPositions1763800006000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const postgres = queryRunner.connection.options.type === 'postgres';
+    for (const statement of postgres ? POSTGRES_UP : SQLITE_UP) await queryRunner.query(statement);
+    // The customers counter row is superseded by customer_blocks.
+    await queryRunner.query(`DELETE FROM counters WHERE name = 'customers'`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(
+      `CREATE TABLE counters (name varchar(64) PRIMARY KEY, value integer NOT NULL DEFAULT 0)`,
+    );
+    await queryRunner.query(
+      `INSERT INTO counters (name, value) SELECT 'customers', COUNT(*) FROM customers`,
+    );
+    const postgres = queryRunner.connection.options.type === 'postgres';
+    for (const statement of postgres ? POSTGRES_DOWN : SQLITE_DOWN) {
+      await queryRunner.query(statement);
+    }
+  }
+}
+
+const POSTGRES_UP = [
+  // Customers.
+  `CREATE TABLE customer_blocks (block bigint PRIMARY KEY, rows bigint NOT NULL)`,
+  `INSERT INTO customer_blocks (block, rows) SELECT id / 4096, COUNT(*) FROM customers GROUP BY 1`,
+  `CREATE FUNCTION customer_blocks_add() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     INSERT INTO customer_blocks (block, rows)
+       SELECT id / 4096, COUNT(*) FROM changed_rows GROUP BY 1
+       ON CONFLICT (block) DO UPDATE SET rows = customer_blocks.rows + EXCLUDED.rows;
+     RETURN NULL;
+   END $$`,
+  `CREATE FUNCTION customer_blocks_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     UPDATE customer_blocks b SET rows = b.rows - d.n
+       FROM (SELECT id / 4096 AS block, COUNT(*) AS n FROM changed_rows GROUP BY 1) d
+       WHERE b.block = d.block;
+     RETURN NULL;
+   END $$`,
+  `CREATE TRIGGER customers_count_inserted AFTER INSERT ON customers
+     REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION customer_blocks_add()`,
+  `CREATE TRIGGER customers_count_deleted AFTER DELETE ON customers
+     REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION customer_blocks_remove()`,
+
+  // Webhook events: seq, numbered in id (arrival) order for the rows already there.
+  `ALTER TABLE webhook_events ADD COLUMN seq bigint`,
+  `ALTER TABLE webhook_events ADD COLUMN last_attempt_at timestamp`,
+  `UPDATE webhook_events w SET seq = n.seq, last_attempt_at = COALESCE(w.processed_at, w.received_at)
+     FROM (SELECT id, row_number() OVER (ORDER BY id) AS seq FROM webhook_events) n
+     WHERE w.id = n.id`,
+  `CREATE SEQUENCE webhook_events_seq`,
+  `SELECT setval('webhook_events_seq', COALESCE((SELECT MAX(seq) FROM webhook_events), 0) + 1, false)`,
+  `CREATE FUNCTION webhook_events_assign_seq() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     NEW.seq := nextval('webhook_events_seq');
+     RETURN NEW;
+   END $$`,
+  `CREATE TRIGGER webhook_events_assign_seq BEFORE INSERT ON webhook_events
+     FOR EACH ROW WHEN (NEW.seq IS NULL) EXECUTE FUNCTION webhook_events_assign_seq()`,
+  `CREATE UNIQUE INDEX "UQ_webhook_events_seq" ON webhook_events (seq)`,
+  `CREATE INDEX "IDX_webhook_events_client_id_seq" ON webhook_events (client_id, seq)`,
+
+  `CREATE TABLE webhook_event_blocks (
+     client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
+     block bigint NOT NULL, rows bigint NOT NULL,
+     PRIMARY KEY (client_id, event, status, block))`,
+  `CREATE TABLE webhook_event_block_changes (
+     id bigserial PRIMARY KEY,
+     client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
+     block bigint NOT NULL, rows bigint NOT NULL)`,
+  `INSERT INTO webhook_event_blocks (client_id, event, status, block, rows)
+     SELECT client_id, event, status, seq / 4096, COUNT(*) FROM webhook_events GROUP BY 1, 2, 3, 4`,
+  `CREATE FUNCTION webhook_event_blocks_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     INSERT INTO webhook_event_block_changes (client_id, event, status, block, rows)
+       SELECT client_id, event, status, seq / 4096, COUNT(*) FROM changed_rows GROUP BY 1, 2, 3, 4;
+     RETURN NULL;
+   END $$`,
+  `CREATE FUNCTION webhook_event_blocks_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     INSERT INTO webhook_event_block_changes (client_id, event, status, block, rows)
+       SELECT client_id, event, status, seq / 4096, -COUNT(*) FROM changed_rows GROUP BY 1, 2, 3, 4;
+     RETURN NULL;
+   END $$`,
+  `CREATE FUNCTION webhook_event_blocks_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     INSERT INTO webhook_event_block_changes (client_id, event, status, block, rows)
+       SELECT client_id, event, status, seq / 4096, SUM(n) FROM (
+         SELECT client_id, event, status, seq, -1 AS n FROM old_rows
+         UNION ALL
+         SELECT client_id, event, status, seq, 1 AS n FROM new_rows
+       ) moved GROUP BY 1, 2, 3, 4 HAVING SUM(n) <> 0;
+     RETURN NULL;
+   END $$`,
+  `CREATE TRIGGER webhook_events_count_inserted AFTER INSERT ON webhook_events
+     REFERENCING NEW TABLE AS changed_rows
+     FOR EACH STATEMENT EXECUTE FUNCTION webhook_event_blocks_inserted()`,
+  `CREATE TRIGGER webhook_events_count_deleted AFTER DELETE ON webhook_events
+     REFERENCING OLD TABLE AS changed_rows
+     FOR EACH STATEMENT EXECUTE FUNCTION webhook_event_blocks_deleted()`,
+  `CREATE TRIGGER webhook_events_count_updated AFTER UPDATE ON webhook_events
+     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+     FOR EACH STATEMENT EXECUTE FUNCTION webhook_event_blocks_updated()`,
+];
+
+const POSTGRES_DOWN = [
+  `DROP TRIGGER webhook_events_count_updated ON webhook_events`,
+  `DROP TRIGGER webhook_events_count_deleted ON webhook_events`,
+  `DROP TRIGGER webhook_events_count_inserted ON webhook_events`,
+  `DROP FUNCTION webhook_event_blocks_updated()`,
+  `DROP FUNCTION webhook_event_blocks_deleted()`,
+  `DROP FUNCTION webhook_event_blocks_inserted()`,
+  `DROP TABLE webhook_event_block_changes`,
+  `DROP TABLE webhook_event_blocks`,
+  `DROP INDEX "IDX_webhook_events_client_id_seq"`,
+  `DROP INDEX "UQ_webhook_events_seq"`,
+  `DROP TRIGGER webhook_events_assign_seq ON webhook_events`,
+  `DROP FUNCTION webhook_events_assign_seq()`,
+  `DROP SEQUENCE webhook_events_seq`,
+  `ALTER TABLE webhook_events DROP COLUMN last_attempt_at`,
+  `ALTER TABLE webhook_events DROP COLUMN seq`,
+  `DROP TRIGGER customers_count_deleted ON customers`,
+  `DROP TRIGGER customers_count_inserted ON customers`,
+  `DROP FUNCTION customer_blocks_remove()`,
+  `DROP FUNCTION customer_blocks_add()`,
+  `DROP TABLE customer_blocks`,
+];
+
+/** SQLite: one writer, so row triggers change the block rows in place. */
+const blockUpsert = (table: string, key: string, values: string, by: string) =>
+  `INSERT INTO ${table} (${key}, rows) VALUES (${values}, ${by})
+     ON CONFLICT (${key}) DO UPDATE SET rows = rows + ${by};`;
+const EVENT_KEY = 'client_id, event, status, block';
+const eventBlock = (row: 'NEW' | 'OLD', by: string) =>
+  blockUpsert(
+    'webhook_event_blocks',
+    EVENT_KEY,
+    `${row}.client_id, ${row}.event, ${row}.status, ${row}.seq / 4096`,
+    by,
+  );
+
+const SQLITE_UP = [
+  `CREATE TABLE customer_blocks (block integer PRIMARY KEY, rows integer NOT NULL)`,
+  `INSERT INTO customer_blocks (block, rows) SELECT id / 4096, COUNT(*) FROM customers GROUP BY 1`,
+  `CREATE TRIGGER customers_count_inserted AFTER INSERT ON customers BEGIN
+     ${blockUpsert('customer_blocks', 'block', 'NEW.id / 4096', '1')}
+   END`,
+  `CREATE TRIGGER customers_count_deleted AFTER DELETE ON customers BEGIN
+     UPDATE customer_blocks SET rows = rows - 1 WHERE block = OLD.id / 4096;
+   END`,
+
+  `ALTER TABLE webhook_events ADD COLUMN seq bigint`,
+  `ALTER TABLE webhook_events ADD COLUMN last_attempt_at datetime`,
+  `UPDATE webhook_events SET seq = n.seq, last_attempt_at = COALESCE(processed_at, received_at)
+     FROM (SELECT id, row_number() OVER (ORDER BY id) AS seq FROM webhook_events) n
+     WHERE webhook_events.id = n.id`,
+  `CREATE UNIQUE INDEX "UQ_webhook_events_seq" ON webhook_events (seq)`,
+  `CREATE INDEX "IDX_webhook_events_client_id_seq" ON webhook_events (client_id, seq)`,
+  `CREATE TABLE webhook_event_blocks (
+     client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
+     block integer NOT NULL, rows integer NOT NULL,
+     PRIMARY KEY (client_id, event, status, block))`,
+  // Unused on SQLite (see above); present so that reads are one query on both databases.
+  `CREATE TABLE webhook_event_block_changes (
+     id integer PRIMARY KEY AUTOINCREMENT,
+     client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
+     block integer NOT NULL, rows integer NOT NULL)`,
+  `INSERT INTO webhook_event_blocks (client_id, event, status, block, rows)
+     SELECT client_id, event, status, seq / 4096, COUNT(*) FROM webhook_events
+     GROUP BY 1, 2, 3, 4`,
+  // An insert without seq (the service's) is numbered here and counted by the update trigger; a
+  // bulk insert that brings its own seq (webhooks:seed) is counted by the insert trigger.
+  `CREATE TRIGGER webhook_events_assign_seq AFTER INSERT ON webhook_events
+     WHEN NEW.seq IS NULL BEGIN
+     UPDATE webhook_events SET seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM webhook_events)
+       WHERE rowid = NEW.rowid;
+   END`,
+  `CREATE TRIGGER webhook_events_count_inserted AFTER INSERT ON webhook_events
+     WHEN NEW.seq IS NOT NULL BEGIN ${eventBlock('NEW', '1')} END`,
+  `CREATE TRIGGER webhook_events_count_numbered AFTER UPDATE OF seq ON webhook_events
+     WHEN OLD.seq IS NULL AND NEW.seq IS NOT NULL BEGIN ${eventBlock('NEW', '1')} END`,
+  `CREATE TRIGGER webhook_events_count_status AFTER UPDATE OF status ON webhook_events
+     WHEN OLD.seq IS NOT NULL AND OLD.status <> NEW.status BEGIN
+     ${eventBlock('OLD', '-1')}
+     ${eventBlock('NEW', '1')}
+   END`,
+  `CREATE TRIGGER webhook_events_count_deleted AFTER DELETE ON webhook_events
+     WHEN OLD.seq IS NOT NULL BEGIN ${eventBlock('OLD', '-1')} END`,
+];
+
+const SQLITE_DOWN = [
+  `DROP TRIGGER webhook_events_count_deleted`,
+  `DROP TRIGGER webhook_events_count_status`,
+  `DROP TRIGGER webhook_events_count_numbered`,
+  `DROP TRIGGER webhook_events_count_inserted`,
+  `DROP TRIGGER webhook_events_assign_seq`,
+  `DROP TABLE webhook_event_block_changes`,
+  `DROP TABLE webhook_event_blocks`,
+  `DROP INDEX "IDX_webhook_events_client_id_seq"`,
+  `DROP INDEX "UQ_webhook_events_seq"`,
+  `ALTER TABLE webhook_events DROP COLUMN last_attempt_at`,
+  `ALTER TABLE webhook_events DROP COLUMN seq`,
+  `DROP TRIGGER customers_count_deleted`,
+  `DROP TRIGGER customers_count_inserted`,
+  `DROP TABLE customer_blocks`,
+];

@@ -1,0 +1,69 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { execute, sql } from '../database/transact.js';
+
+/** How often the changes are folded, and how many at most per statement. */
+const FOLD_INTERVAL_MS = 1000;
+const FOLD_BATCH = 10_000;
+
+/**
+ * Folds the webhook events' block changes into the block counts on PostgreSQL (migration
+ * CreateListPositions): the triggers append a change row per statement instead of updating a
+ * block row, so that concurrent deliveries never wait on each other's counter lock; this keeps
+ * the change table small, so that a list's count stays a sum over few rows.
+ *
+ * One statement moves a batch: the changes it deletes are the ones it adds, so a reader sees each
+ * change exactly once, before or after. SKIP LOCKED lets every instance fold at once.
+ * SQLite's triggers update the blocks directly: nothing to fold there.
+ */
+@Injectable()
+export class WebhookEventBlocks implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(WebhookEventBlocks.name);
+  private timer?: NodeJS.Timeout;
+  private folding?: Promise<unknown>;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  onApplicationBootstrap() {
+    if (this.dataSource.options.type !== 'postgres') return;
+    this.timer = setInterval(() => {
+      this.folding ??= this.foldAll()
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'folding block counts failed'))
+        .finally(() => (this.folding = undefined));
+    }, FOLD_INTERVAL_MS).unref();
+  }
+
+  async onApplicationShutdown() {
+    clearInterval(this.timer);
+    await this.folding;
+  }
+
+  /** Folds every pending change; resolves to how many were folded. */
+  async foldAll(): Promise<number> {
+    if (this.dataSource.options.type !== 'postgres') return 0;
+    let folded = 0;
+    for (;;) {
+      const { rows } = await execute(
+        this.dataSource,
+        sql(
+          this.dataSource,
+          `WITH moved AS (
+             DELETE FROM webhook_event_block_changes WHERE id IN (
+               SELECT id FROM webhook_event_block_changes ORDER BY id LIMIT :batch
+               FOR UPDATE SKIP LOCKED)
+             RETURNING client_id, event, status, block, rows),
+           summed AS (
+             INSERT INTO webhook_event_blocks (client_id, event, status, block, rows)
+             SELECT client_id, event, status, block, SUM(rows) FROM moved GROUP BY 1, 2, 3, 4
+             ON CONFLICT (client_id, event, status, block)
+             DO UPDATE SET rows = webhook_event_blocks.rows + EXCLUDED.rows)
+           SELECT COUNT(*) AS moved FROM moved`,
+          { batch: FOLD_BATCH },
+        ),
+      );
+      const moved = Number(rows[0]?.moved ?? 0);
+      folded += moved;
+      if (moved < FOLD_BATCH) return folded;
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { execute, select, sql } from '../database/transact.js';
+
+/** Rows per statement (each statement is its own transaction). */
+const ROWS_PER_STATEMENT = 250_000;
+const SEED_EVENT = 'learning.attempt.completed';
+const SEED_ERROR = 'Seeded failure.';
+
+export interface WebhookSeed {
+  count: number;
+  clientId: string;
+  /** Every k-th event is stored failed; 0 for none. */
+  failedEvery: number;
+}
+
+/**
+ * Stored events for benchmarks and tests (`webhooks:seed`): generated inside the database
+ * (generate_series on PostgreSQL, a recursive CTE on SQLite), so ten million rows cost no
+ * round trips. Each has a fresh time-ordered UUID and a distinct attempt_id; received a
+ * millisecond apart, ending now. Handlers do not run: these are records, not deliveries.
+ */
+@Injectable()
+export class WebhookSeeder {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async seed({ count, clientId, failedEvery }: WebhookSeed): Promise<{ created: number }> {
+    const db = this.dataSource;
+    const postgres = db.options.type === 'postgres';
+    const endMs = Date.now();
+    const [first] = await select(
+      db,
+      sql(db, 'SELECT COALESCE(MAX(seq), 0) AS seq FROM webhook_events'),
+    );
+    const base = Number(first.seq);
+    for (let done = 0; done < count; done += ROWS_PER_STATEMENT) {
+      const rows = Math.min(ROWS_PER_STATEMENT, count - done);
+      const params = {
+        from: done + 1,
+        to: done + rows,
+        base,
+        count,
+        endMs,
+        client: clientId,
+        failedEvery,
+        event: SEED_EVENT,
+        error: SEED_ERROR,
+      };
+      await execute(db, sql(db, postgres ? POSTGRES_SEED : SQLITE_SEED, params));
+    }
+    return { created: count };
+  }
+}
+
+// n runs from :from to :to; event n is received at endMs - (count - n) ms and numbered base + n.
+const POSTGRES_SEED = `
+INSERT INTO webhook_events (id, event, client_id, dedupe_key, payload, status, attempts,
+  last_error, received_at, processed_at, last_attempt_at, seq)
+SELECT uuid, :event, :client, 'seed:' || uuid, '{"user_id":7,"module_id":3,"attempt_id":' || n || '}',
+  CASE WHEN failed THEN 'failed' ELSE 'processed' END, 1,
+  CASE WHEN failed THEN :error END, at, CASE WHEN failed THEN NULL ELSE at END, at,
+  CAST(:base AS bigint) + n
+FROM (
+  SELECT n, failed, at,
+    CAST(substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 14, 3) || '-8'
+      || substr(r, 18, 3) || '-' || substr(r, 21, 12) AS uuid) AS uuid
+  FROM (
+    SELECT n, CAST(:failedEvery AS int) > 0 AND n % CAST(:failedEvery AS int) = 0 AS failed,
+      to_timestamp((CAST(:endMs AS bigint) - (CAST(:count AS bigint) - n)) / 1000.0)
+        AT TIME ZONE 'UTC' AS at,
+      lpad(to_hex(CAST(:endMs AS bigint) - (CAST(:count AS bigint) - n)), 12, '0') AS h,
+      replace(CAST(gen_random_uuid() AS text), '-', '') AS r
+    FROM generate_series(CAST(:from AS bigint), CAST(:to AS bigint)) AS n
+  ) generated
+) events`;
+
+const SQLITE_SEED = `
+WITH RECURSIVE numbers(n) AS (
+  SELECT :from UNION ALL SELECT n + 1 FROM numbers WHERE n < :to
+)
+INSERT INTO webhook_events (id, event, client_id, dedupe_key, payload, status, attempts,
+  last_error, received_at, processed_at, last_attempt_at, seq)
+SELECT uuid, :event, :client, 'seed:' || uuid, '{"user_id":7,"module_id":3,"attempt_id":' || n || '}',
+  CASE WHEN failed THEN 'failed' ELSE 'processed' END, 1,
+  CASE WHEN failed THEN :error END, at, CASE WHEN failed THEN NULL ELSE at END, at, :base + n
+FROM (
+  SELECT n, failed, strftime('%Y-%m-%d %H:%M:%f', ms / 1000.0, 'unixepoch') AS at,
+    substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 14, 3) || '-8'
+      || substr(r, 18, 3) || '-' || substr(r, 21, 12) AS uuid
+  FROM (
+    SELECT n, :failedEvery > 0 AND n % :failedEvery = 0 AS failed, :endMs - (:count - n) AS ms,
+      printf('%012x', :endMs - (:count - n)) AS h, lower(hex(randomblob(16))) AS r
+    FROM numbers
+  ) generated
+) events
+WHERE true`;
