@@ -13,6 +13,7 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 @Index('IDX_webhook_events_status_id', ['status', 'id'])
 @Index('UQ_webhook_events_seq', ['seq'], { unique: true })
 @Index('IDX_webhook_events_client_id_seq', ['clientId', 'seq'])
+@Index('IDX_webhook_events_status_last_attempt_at', ['status', 'lastAttemptAt'])
 export class WebhookEvent {
   /** UUIDv7: time-ordered, so ordering by id is ordering by arrival. */
   @PrimaryColumn({ type: 'uuid' })
@@ -56,7 +57,7 @@ export class WebhookEvent {
   @Column({ name: 'processed_at', type: Date, nullable: true })
   processedAt: Date | null;
 
-  /** When the handler last ran; a failed event's retention counts from it. */
+  /** When the handler last ran (processed_at for a processed event); retention counts from it. */
   @Column({ name: 'last_attempt_at', type: Date, nullable: true })
   lastAttemptAt: Date | null;
 }

@@ -3,7 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import type { Environment } from '../config/environment.js';
-import { execute, select, sql } from '../database/transact.js';
+import { execute, sql } from '../database/transact.js';
 
 /** A failed event is kept this long after its last attempt (README "Webhooks"). */
 export const FAILED_RETENTION_DAYS = 90;
@@ -24,10 +24,9 @@ export interface PruneResult {
  * processed, a failed one FAILED_RETENTION_DAYS after its last attempt. Runs in the background
  * every PRUNE_INTERVAL_MS and on `webhooks:prune`.
  *
- * Walks the events in insertion order (`seq`) in small batches, each its own statement, yielding
- * to the event loop between them, so intake never waits long. It stops at the first batch
- * received after the later cutoff: nothing received since then can be due. The counts behind
- * paged totals follow the deletes in their own statement's trigger.
+ * Deletes in small batches found by the (status, last_attempt_at) index, each batch its own
+ * statement, yielding to the event loop between them, so intake never waits long. The counts
+ * behind paged totals follow the deletes in their own statement's trigger.
  */
 @Injectable()
 export class WebhookRetention implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -55,44 +54,35 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
   }
 
   async prune(now = new Date()): Promise<PruneResult> {
-    const db = this.dataSource;
     const days = this.config.get('WEBHOOK_RETENTION_DAYS', { infer: true });
     const processedBefore = new Date(now.getTime() - days * DAY_MS);
     const failedBefore = new Date(now.getTime() - FAILED_RETENTION_DAYS * DAY_MS);
-    const latest = processedBefore > failedBefore ? processedBefore : failedBefore;
-    let deleted = 0;
-    let after: unknown = 0;
-    for (;;) {
-      const [batch] = await select(
-        db,
-        sql(
-          db,
-          `SELECT MAX(seq) AS upto, MAX(CASE WHEN received_at >= :latest THEN 1 ELSE 0 END) AS recent
-           FROM (SELECT seq, received_at FROM webhook_events WHERE seq > :after
-                 ORDER BY seq LIMIT :batch) batch`,
-          { after, latest, batch: PRUNE_BATCH },
-        ),
-      );
-      if (batch?.upto === null || batch?.upto === undefined) break;
-      const result = await execute(
-        db,
-        sql(
-          db,
-          `DELETE FROM webhook_events WHERE seq > :after AND seq <= :upto
-             AND ((status = 'processed' AND processed_at < :processedBefore)
-               OR (status = 'failed' AND last_attempt_at < :failedBefore))`,
-          { after, upto: batch.upto, processedBefore, failedBefore },
-        ),
-      );
-      deleted += result.affected;
-      if (Number(batch.recent) === 1) break;
-      after = batch.upto;
-      await nextTurn();
-    }
+    const deleted =
+      (await this.pruneStatus('processed', processedBefore)) +
+      (await this.pruneStatus('failed', failedBefore));
     return {
       deleted,
       processed_before: processedBefore.toISOString(),
       failed_before: failedBefore.toISOString(),
     };
+  }
+
+  /** Deletes the events in `status` last attempted before `before`, oldest first, in batches. */
+  private async pruneStatus(status: string, before: Date): Promise<number> {
+    const db = this.dataSource;
+    const statement = sql(
+      db,
+      `DELETE FROM webhook_events WHERE id IN (
+         SELECT id FROM webhook_events WHERE status = :status AND last_attempt_at < :before
+         ORDER BY last_attempt_at LIMIT :batch)`,
+      { status, before, batch: PRUNE_BATCH },
+    );
+    let deleted = 0;
+    for (;;) {
+      const { affected } = await execute(db, statement);
+      deleted += affected;
+      if (affected < PRUNE_BATCH) return deleted;
+      await nextTurn();
+    }
   }
 }

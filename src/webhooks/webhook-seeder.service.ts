@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { execute, select, sql } from '../database/transact.js';
+import { sql, transact } from '../database/transact.js';
 
-/** Rows per statement (each statement is its own transaction). */
-const ROWS_PER_STATEMENT = 250_000;
+/** Rows per statement, each in its own transaction: well inside the statement timeout. */
+const ROWS_PER_STATEMENT = 50_000;
 const SEED_EVENT = 'learning.attempt.completed';
 const SEED_ERROR = 'Seeded failure.';
 
@@ -28,17 +28,11 @@ export class WebhookSeeder {
     const db = this.dataSource;
     const postgres = db.options.type === 'postgres';
     const endMs = Date.now();
-    const [first] = await select(
-      db,
-      sql(db, 'SELECT COALESCE(MAX(seq), 0) AS seq FROM webhook_events'),
-    );
-    const base = Number(first.seq);
     for (let done = 0; done < count; done += ROWS_PER_STATEMENT) {
       const rows = Math.min(ROWS_PER_STATEMENT, count - done);
       const params = {
         from: done + 1,
         to: done + rows,
-        base,
         count,
         endMs,
         client: clientId,
@@ -46,20 +40,27 @@ export class WebhookSeeder {
         event: SEED_EVENT,
         error: SEED_ERROR,
       };
-      await execute(db, sql(db, postgres ? POSTGRES_SEED : SQLITE_SEED, params));
+      await transact(db, 'write', function* () {
+        // Read in the same write transaction: on SQLite nothing can take these numbers meanwhile.
+        const top = yield sql(db, 'SELECT COALESCE(MAX(seq), 0) AS seq FROM webhook_events');
+        const base = Number(top.rows[0].seq) - done;
+        yield sql(db, postgres ? POSTGRES_SEED : SQLITE_SEED, { ...params, base });
+      });
     }
     return { created: count };
   }
 }
 
-// n runs from :from to :to; event n is received at endMs - (count - n) ms and numbered base + n.
+// n runs from :from to :to; event n is received at endMs - (count - n) ms. PostgreSQL numbers the
+// rows from the same sequence as live inserts (which may run meanwhile); SQLite, the one
+// writer, numbers them base + n.
 const POSTGRES_SEED = `
 INSERT INTO webhook_events (id, event, client_id, dedupe_key, payload, status, attempts,
   last_error, received_at, processed_at, last_attempt_at, seq)
 SELECT uuid, :event, :client, 'seed:' || uuid, '{"user_id":7,"module_id":3,"attempt_id":' || n || '}',
   CASE WHEN failed THEN 'failed' ELSE 'processed' END, 1,
   CASE WHEN failed THEN :error END, at, CASE WHEN failed THEN NULL ELSE at END, at,
-  CAST(:base AS bigint) + n
+  nextval('webhook_events_seq')
 FROM (
   SELECT n, failed, at,
     CAST(substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 14, 3) || '-8'

@@ -7,7 +7,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * exact total for any filter and to find the block where any page starts.
  *
  * Webhook events get `seq`, a dense insertion number (the block key: UUIDv7 ids are not dense),
- * assigned by the database, and `last_attempt_at` (retention of failed events counts from it).
+ * assigned by the database, and `last_attempt_at` (retention counts from it; an index on
+ * (status, last_attempt_at) lets pruning find what is due without scanning).
  *
  * PostgreSQL: statement-level triggers with transition tables (one aggregated row per statement,
  * so bulk inserts and prunes stay fast). Webhook events append their changes to
@@ -82,6 +83,7 @@ const POSTGRES_UP = [
      FOR EACH ROW WHEN (NEW.seq IS NULL) EXECUTE FUNCTION webhook_events_assign_seq()`,
   `CREATE UNIQUE INDEX "UQ_webhook_events_seq" ON webhook_events (seq)`,
   `CREATE INDEX "IDX_webhook_events_client_id_seq" ON webhook_events (client_id, seq)`,
+  `CREATE INDEX "IDX_webhook_events_status_last_attempt_at" ON webhook_events (status, last_attempt_at)`,
 
   `CREATE TABLE webhook_event_blocks (
      client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
@@ -135,6 +137,7 @@ const POSTGRES_DOWN = [
   `DROP FUNCTION webhook_event_blocks_inserted()`,
   `DROP TABLE webhook_event_block_changes`,
   `DROP TABLE webhook_event_blocks`,
+  `DROP INDEX "IDX_webhook_events_status_last_attempt_at"`,
   `DROP INDEX "IDX_webhook_events_client_id_seq"`,
   `DROP INDEX "UQ_webhook_events_seq"`,
   `DROP TRIGGER webhook_events_assign_seq ON webhook_events`,
@@ -179,6 +182,7 @@ const SQLITE_UP = [
      WHERE webhook_events.id = n.id`,
   `CREATE UNIQUE INDEX "UQ_webhook_events_seq" ON webhook_events (seq)`,
   `CREATE INDEX "IDX_webhook_events_client_id_seq" ON webhook_events (client_id, seq)`,
+  `CREATE INDEX "IDX_webhook_events_status_last_attempt_at" ON webhook_events (status, last_attempt_at)`,
   `CREATE TABLE webhook_event_blocks (
      client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
      block integer NOT NULL, rows integer NOT NULL,
@@ -219,6 +223,7 @@ const SQLITE_DOWN = [
   `DROP TRIGGER webhook_events_assign_seq`,
   `DROP TABLE webhook_event_block_changes`,
   `DROP TABLE webhook_event_blocks`,
+  `DROP INDEX "IDX_webhook_events_status_last_attempt_at"`,
   `DROP INDEX "IDX_webhook_events_client_id_seq"`,
   `DROP INDEX "UQ_webhook_events_seq"`,
   `ALTER TABLE webhook_events DROP COLUMN last_attempt_at`,
