@@ -29,6 +29,8 @@ const { values: args } = parseArgs({
     customers: { type: 'string', default: '1000000' },
     // Webhook events to seed for the paged webhook list scenarios (g); 0 leaves (g) out.
     webhooks: { type: 'string', default: '0' },
+    // Old webhook events pruned while (h) measures intake; 0 leaves (h) out.
+    'prune-rows': { type: 'string', default: '0' },
     smoke: { type: 'boolean', default: false },
     // Scenario letters to run (the baseline always runs), e.g. `--only a,c`; for quick A/B runs.
     only: { type: 'string' },
@@ -42,6 +44,7 @@ const WARMUP = SMOKE ? 1 : Number(args.warmup);
 const RUNS = SMOKE ? 1 : Number(args.runs);
 const CUSTOMERS = SMOKE ? 1000 : Number(args.customers);
 const WEBHOOKS = SMOKE ? 0 : Number(args.webhooks);
+const PRUNE_ROWS = SMOKE ? 0 : Number(args['prune-rows']);
 const CONNECTIONS = 10;
 const ID_SPAN = Math.min(CUSTOMERS, 10000);
 const ONLY = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : null;
@@ -165,16 +168,30 @@ async function runOnce(pid, opts) {
  * to that run: this VM's speed drifts by 2x over minutes, so a ratio to a baseline measured once
  * at the start would measure the drift as much as the service.
  */
-async function measure(name, pid, makeOpts, baseline, { concurrent, ceiling } = {}) {
+/**
+ * `concurrent`: autocannon options of a second load run beside the measured one. `ceiling`: the
+ * pgbench run paired with each run. `before`: set-up before each run (not timed); `during`: work
+ * started with the measured run, resolving to its duration in ms (reported per run).
+ */
+async function measure(
+  name,
+  pid,
+  makeOpts,
+  baseline,
+  { concurrent, ceiling, before, during } = {},
+) {
   const runs = [];
   let rss = 0;
   for (let i = 0; i < RUNS; i++) {
+    before?.();
     const base = await runOnce(baseline.pid, baseline.opts());
     const db = ceiling ? ceiling() : undefined;
+    const side = during?.();
     const [run] = await Promise.all([
       runOnce(pid, makeOpts()),
       ...(concurrent ? [cannon(concurrent())] : []),
     ]);
+    const sideMs = side ? await side : undefined;
     rss = Math.max(rss, run.rss);
     baseline.runs.push(base);
     runs.push({
@@ -182,6 +199,7 @@ async function measure(name, pid, makeOpts, baseline, { concurrent, ceiling } = 
       baseline_rps: base.rps,
       ratio: run.rps / base.rps,
       ...(db && { ceiling_tps: db.tps, ceiling_share: run.rps / db.tps }),
+      ...(sideMs !== undefined && { during_ms: sideMs }),
     });
   }
   const ceilingRuns = runs.filter((r) => r.ceiling_tps);
@@ -317,9 +335,26 @@ async function main() {
       opts: () => ({ url: `${baseline.base}/v2/customers/1/company` }),
       runs: [],
     };
+    let attempt = 1_000_000;
+    const postWebhooks = () => ({
+      url: base,
+      headers: auth,
+      requests: [
+        cycling(() => {
+          attempt += 1;
+          return {
+            method: 'POST',
+            path: '/v2/webhooks',
+            body: JSON.stringify({
+              event: 'learning.attempt.completed',
+              payload: { user_id: 7, module_id: 3, attempt_id: attempt },
+            }),
+          };
+        }),
+      ],
+    });
     const scenarios = [['(a) GET /v2/customers/:id/company', pid, getCompany]];
     if (!SMOKE) {
-      let attempt = 1_000_000;
       scenarios.push(
         [
           '(b) PUT /v2/customers/:id/company',
@@ -336,27 +371,7 @@ async function main() {
             ],
           }),
         ],
-        [
-          '(c) POST /v2/webhooks',
-          pid,
-          () => ({
-            url: base,
-            headers: auth,
-            requests: [
-              cycling(() => {
-                attempt += 1;
-                return {
-                  method: 'POST',
-                  path: '/v2/webhooks',
-                  body: JSON.stringify({
-                    event: 'learning.attempt.completed',
-                    payload: { user_id: 7, module_id: 3, attempt_id: attempt },
-                  }),
-                };
-              }),
-            ],
-          }),
-        ],
+        ['(c) POST /v2/webhooks', pid, postWebhooks],
         [
           '(e) POST /oauth/token client_credentials',
           pid,
@@ -418,6 +433,58 @@ async function main() {
       console.log(`  done: ${name}`);
     }
     if (args.pg) dropCeiling(args.pg);
+
+    if (PRUNE_ROWS > 0 && wanted('(h)')) {
+      // (h) intake while the retention prune deletes PRUNE_ROWS old events (seeded 40 days old
+      // before each run, not timed): compare with (c) of the same run.
+      const row = await measure(
+        `(h) POST /v2/webhooks while webhooks:prune deletes ${PRUNE_ROWS} events`,
+        pid,
+        postWebhooks,
+        paired,
+        {
+          before: () =>
+            cli(
+              'webhooks:seed',
+              '--count',
+              String(PRUNE_ROWS),
+              '--client-id',
+              'prune-bench',
+              '--age-days',
+              '40',
+            ),
+          during: () => {
+            const started = Date.now();
+            return new Promise((resolve, reject) => {
+              const child = spawn(
+                process.execPath,
+                [join(ROOT, 'dist/src/cli.js'), 'webhooks:prune'],
+                {
+                  cwd: ROOT,
+                  env: serverEnv,
+                  stdio: ['ignore', 'ignore', 'inherit'],
+                },
+              );
+              child.on('error', reject);
+              child.on('exit', (code) =>
+                code === 0
+                  ? resolve(Date.now() - started)
+                  : reject(new Error(`prune exited ${code}`)),
+              );
+            });
+          },
+        },
+      );
+      results.push(row);
+      const intake = results.find((r) => r.scenario.startsWith('(c)'));
+      const pruneMs = row.runs.map((r) => r.during_ms);
+      console.log(
+        `  done: (h) prune took ${pruneMs.join(', ')} ms;` +
+          (intake
+            ? ` intake during prune = ${((row.rps / intake.rps) * 100).toFixed(0)}% of (c)`
+            : ''),
+      );
+    }
 
     if (!SMOKE && wanted('(f)')) {
       // (f) latency of (a) while the password grant runs flat out beside it.

@@ -12,22 +12,30 @@ export interface WebhookSeed {
   clientId: string;
   /** Every k-th event is stored failed; 0 for none. */
   failedEvery: number;
+  /** The newest seeded event was received this many days ago (0: now). */
+  ageDays?: number;
 }
 
 /**
  * Stored events for benchmarks and tests (`webhooks:seed`): generated inside the database
  * (generate_series on PostgreSQL, a recursive CTE on SQLite), so ten million rows cost no
  * round trips. Each has a fresh time-ordered UUID and a distinct attempt_id; received a
- * millisecond apart, ending now. Handlers do not run: these are records, not deliveries.
+ * millisecond apart, ending now or `ageDays` ago (old events to prune). Handlers do not run:
+ * these are records, not deliveries.
  */
 @Injectable()
 export class WebhookSeeder {
   constructor(private readonly dataSource: DataSource) {}
 
-  async seed({ count, clientId, failedEvery }: WebhookSeed): Promise<{ created: number }> {
+  async seed({
+    count,
+    clientId,
+    failedEvery,
+    ageDays = 0,
+  }: WebhookSeed): Promise<{ created: number }> {
     const db = this.dataSource;
     const postgres = db.options.type === 'postgres';
-    const endMs = Date.now();
+    const endMs = Date.now() - ageDays * 24 * 60 * 60 * 1000;
     for (let done = 0; done < count; done += ROWS_PER_STATEMENT) {
       const rows = Math.min(ROWS_PER_STATEMENT, count - done);
       const params = {

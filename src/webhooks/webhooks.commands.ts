@@ -58,16 +58,18 @@ export const webhooksPruneCommand: CliCommand = {
 const MAX_SEED_COUNT = 100_000_000;
 
 /**
- * `webhooks:seed --count <n> [--client-id <id>] [--failed-every <k>]`: stored events for
- * benchmarks and tests, listed for that client (default `seed`); every k-th one failed.
+ * `webhooks:seed --count <n> [--client-id <id>] [--failed-every <k>] [--age-days <d>]`: stored
+ * events for benchmarks and tests, listed for that client (default `seed`); every k-th one
+ * failed; the newest received d days ago (default now).
  */
 export const webhooksSeedCommand: CliCommand = {
   name: 'webhooks:seed',
-  usage: `webhooks:seed --count <1-${MAX_SEED_COUNT}> [--client-id <id>] [--failed-every <k>]`,
+  usage: `webhooks:seed --count <1-${MAX_SEED_COUNT}> [--client-id <id>] [--failed-every <k>] [--age-days <d>]`,
   options: {
     count: { type: 'string' },
     'client-id': { type: 'string' },
     'failed-every': { type: 'string' },
+    'age-days': { type: 'string' },
   },
   context: 'app',
   async run({ app, values }) {
@@ -76,12 +78,16 @@ export const webhooksSeedCommand: CliCommand = {
       values['failed-every'] === undefined
         ? 0
         : positiveInteger(values['failed-every'], '--failed-every', MAX_SEED_COUNT);
+    const ageDays =
+      values['age-days'] === undefined
+        ? 0
+        : positiveInteger(values['age-days'], '--age-days', 3650);
     const clientId = values['client-id'] ?? 'seed';
     if (typeof clientId !== 'string' || !/^[\x21-\x7e]{1,36}$/.test(clientId)) {
       throw new CliUsageError('--client-id must be 1 to 36 printable characters.');
     }
     const started = performance.now();
-    const result = await app!.get(WebhookSeeder).seed({ count, clientId, failedEvery });
+    const result = await app!.get(WebhookSeeder).seed({ count, clientId, failedEvery, ageDays });
     return { ...result, elapsed_ms: Math.round(performance.now() - started) };
   },
 };
