@@ -1,3 +1,4 @@
+import { CountCustomersByTrigger1763800004000 } from './migrations/1763800004000-CountCustomersByTrigger.js';
 import { CreateCustomers1763800000000 } from './migrations/1763800000000-CreateCustomers.js';
 import { CreateCounters1763800002000 } from './migrations/1763800002000-CreateCounters.js';
 import { CreateOAuthClients1763800001000 } from './migrations/1763800001000-CreateOAuthClients.js';
@@ -17,4 +18,5 @@ export const migrations = [
   CreateCounters1763800002000,
   CreateWebhookEvents1763800003000,
   CreateCompletedAttempts1763800003010,
+  CountCustomersByTrigger1763800004000,
 ];

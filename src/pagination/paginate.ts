@@ -1,5 +1,6 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { statementOf, transact, Work } from '../database/transact.js';
+import type { Database } from '../database/database.js';
+import { type Statement, statementOf, type Work } from '../database/statement.js';
 import { Page } from './page.js';
 import type { PageRequest } from './page-query.dto.js';
 
@@ -8,10 +9,11 @@ export interface PaginateOptions {
   orderBy?: string;
   order?: 'ASC' | 'DESC';
   /**
-   * A query selecting the exact total as `total`, cheaper than COUNT(*) (a maintained counter:
-   * counterQuery() in counters.ts). It must count exactly the rows `qb` selects.
+   * A statement selecting the exact total as `total`, cheaper than COUNT(*) (a counter kept by
+   * the database: rowCountOf() in database/row-counters.ts). It must count exactly the rows `qb`
+   * selects.
    */
-  count?: SelectQueryBuilder<ObjectLiteral>;
+  count?: Statement;
 }
 
 /**
@@ -28,6 +30,7 @@ export interface PaginateOptions {
  * `qb` must yield one row per record (no to-many joins), like any LIMIT/OFFSET query.
  */
 export async function paginate<T extends ObjectLiteral>(
+  db: Database,
   qb: SelectQueryBuilder<T>,
   request: PageRequest,
   options: PaginateOptions = {},
@@ -37,11 +40,11 @@ export async function paginate<T extends ObjectLiteral>(
   const order = options.order ?? 'ASC';
   const countQuery = options.count;
 
-  const { ids, total } = await transact(qb.connection, 'read', function* (): Work<{
+  const { ids, total } = await db.read(function* (): Work<{
     ids: unknown[];
     total: number;
   }> {
-    const known = countQuery ? toTotal((yield statementOf(countQuery)).rows) : undefined;
+    const known = countQuery ? toTotal((yield countQuery).rows) : undefined;
     if (known !== undefined && offset >= known) return { ids: [], total: known };
 
     const fromEnd = known !== undefined && offset > known / 2;
@@ -64,6 +67,7 @@ export async function paginate<T extends ObjectLiteral>(
   });
 
   if (ids.length === 0) return new Page([], total, request);
+  // A TypeORM read outside a transaction: Database sends it to committed data too.
   const rows = await qb
     .clone()
     .andWhere(`${column} IN (:...pageIds)`, { pageIds: ids })

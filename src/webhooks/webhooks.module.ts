@@ -1,8 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
-import { WebhookEvent } from './webhook-event.entity.js';
+import { WebhookEventsRepository } from './webhook-events.repository.js';
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -13,9 +12,15 @@ import { WebhooksService } from './webhooks.service.js';
  * is discovered at start-up.
  */
 @Module({
-  imports: [DiscoveryModule, TypeOrmModule.forFeature([WebhookEvent])],
+  imports: [DiscoveryModule],
   controllers: [WebhooksController],
-  providers: [WebhookRegistry, WebhookProcessor, WebhooksService, WebhookDeliveryPipe],
+  providers: [
+    WebhookRegistry,
+    WebhookEventsRepository,
+    WebhookProcessor,
+    WebhooksService,
+    WebhookDeliveryPipe,
+  ],
   exports: [WebhookProcessor],
 })
 export class WebhooksModule {}

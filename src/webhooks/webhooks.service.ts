@@ -1,14 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { generateSchema } from '@nestjs/swagger';
-import { Repository } from 'typeorm';
-import { Page } from '../pagination/page.js';
-import { paginate } from '../pagination/paginate.js';
+import type { Page } from '../pagination/page.js';
 import { toPageRequest } from '../pagination/page-query.dto.js';
 import { WebhookEventDto, WebhookEventTypeDto } from './dto/webhook-event.dto.js';
 import type { WebhookListQueryDto } from './dto/webhook-list-query.dto.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
-import { WebhookEvent } from './webhook-event.entity.js';
+import { WebhookEventsRepository } from './webhook-events.repository.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { UUID_PATTERN } from './uuid-v7.js';
 
@@ -18,24 +15,20 @@ export class WebhooksService {
   private eventTypes?: WebhookEventTypeDto[];
 
   constructor(
-    @InjectRepository(WebhookEvent) private readonly events: Repository<WebhookEvent>,
+    private readonly events: WebhookEventsRepository,
     private readonly registry: WebhookRegistry,
   ) {}
 
   /** Newest first (ids are time-ordered UUIDv7s). */
   async list(query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
-    const qb = this.events.createQueryBuilder('e');
-    if (query.event !== undefined) qb.andWhere('e.event = :event', { event: query.event });
-    if (query.status !== undefined) qb.andWhere('e.status = :status', { status: query.status });
-    const page = await paginate(qb, toPageRequest(query), { orderBy: 'id', order: 'DESC' });
+    const filters = { event: query.event, status: query.status };
+    const page = await this.events.page(filters, toPageRequest(query));
     return page.map((row) => WebhookEventDto.from(row));
   }
 
   async get(id: string): Promise<WebhookEventDto> {
     // Anything that is not a UUID names no webhook (and PostgreSQL would refuse it as a uuid).
-    const row = UUID_PATTERN.test(id)
-      ? await this.events.findOneBy({ id: id.toLowerCase() })
-      : null;
+    const row = UUID_PATTERN.test(id) ? await this.events.findById(id.toLowerCase()) : null;
     if (!row) throw new WebhookNotFoundException();
     return WebhookEventDto.from(row);
   }

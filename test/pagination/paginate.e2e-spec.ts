@@ -1,7 +1,8 @@
 import { jest } from '@jest/globals';
 import { Customer } from '../../src/customers/customer.entity.js';
-import { CUSTOMERS_COUNTER, CustomersService } from '../../src/customers/customers.service.js';
-import { counterQuery } from '../../src/pagination/counters.js';
+import { CustomersService } from '../../src/customers/customers.service.js';
+import { Database } from '../../src/database/database.js';
+import { rowCountOf } from '../../src/database/row-counters.js';
 import type { PageRequest } from '../../src/pagination/page-query.dto.js';
 import { paginate, PaginateOptions } from '../../src/pagination/paginate.js';
 import { createCustomers } from '../factories/customer.factory.js';
@@ -27,7 +28,8 @@ describe('paginate()', () => {
   });
 
   const query = () => t.db.getRepository(Customer).createQueryBuilder('customer');
-  const withCounter = (): PaginateOptions => ({ count: counterQuery(t.db, CUSTOMERS_COUNTER) });
+  const db = () => t.app.get(Database);
+  const withCounter = (): PaginateOptions => ({ count: rowCountOf(db(), 'customers') });
 
   /** Every statement paginate() sends, as logged through the data source's logger. */
   async function statements(run: () => Promise<unknown>): Promise<string[]> {
@@ -49,7 +51,7 @@ describe('paginate()', () => {
       async (limit) => {
         const last = Math.max(1, Math.ceil(ids.length / limit));
         for (let page = 1; page <= last + 1; page++) {
-          const result = await paginate(query(), request(page, limit), options());
+          const result = await paginate(db(), query(), request(page, limit), options());
           expect(result.items.map((c) => c.id)).toEqual(
             ids.slice((page - 1) * limit, page * limit),
           );
@@ -62,21 +64,24 @@ describe('paginate()', () => {
   it('orders descending when asked, reading the back half from the other end', async () => {
     const descending = [...ids].reverse();
     for (let page = 1; page <= 6; page++) {
-      const result = await paginate(query(), request(page, 5), { ...withCounter(), order: 'DESC' });
+      const result = await paginate(db(), query(), request(page, 5), {
+        ...withCounter(),
+        order: 'DESC',
+      });
       expect(result.items.map((c) => c.id)).toEqual(descending.slice((page - 1) * 5, page * 5));
     }
   });
 
   it('reads a back-half page from the end and a front-half page from the start', async () => {
-    const front = await statements(() => paginate(query(), request(2, 5), withCounter()));
-    const back = await statements(() => paginate(query(), request(4, 5), withCounter()));
+    const front = await statements(() => paginate(db(), query(), request(2, 5), withCounter()));
+    const back = await statements(() => paginate(db(), query(), request(4, 5), withCounter()));
     const idSelect = (sqls: string[]) => sqls.find((s) => /LIMIT/i.test(s)) ?? '';
     expect(idSelect(front)).toMatch(/ORDER BY .* ASC/);
     expect(idSelect(back)).toMatch(/ORDER BY .* DESC/);
   });
 
   it('selects the page ids first, then only those rows (deferred join)', async () => {
-    const sqls = await statements(() => paginate(query(), request(3, 5), withCounter()));
+    const sqls = await statements(() => paginate(db(), query(), request(3, 5), withCounter()));
     const selects = sqls.filter((s) => /^SELECT/i.test(s));
     expect(selects).toHaveLength(3); // counter, ids, rows
     expect(selects[1]).toMatch(/LIMIT/i);
@@ -85,15 +90,15 @@ describe('paginate()', () => {
   });
 
   it('never counts rows when given a counter, and skips the page query past the end', async () => {
-    const inRange = await statements(() => paginate(query(), request(2, 10), withCounter()));
+    const inRange = await statements(() => paginate(db(), query(), request(2, 10), withCounter()));
     expect(inRange.filter((s) => /COUNT\(/i.test(s))).toEqual([]);
-    const past = await statements(() => paginate(query(), request(9, 10), withCounter()));
+    const past = await statements(() => paginate(db(), query(), request(9, 10), withCounter()));
     expect(past.filter((s) => /^SELECT/i.test(s))).toHaveLength(1); // the counter only
   });
 
   it('skips COUNT(*) when the page itself proves the total', async () => {
     const counts = async (page: number, limit: number) =>
-      (await statements(() => paginate(query(), request(page, limit)))).filter((s) =>
+      (await statements(() => paginate(db(), query(), request(page, limit)))).filter((s) =>
         /COUNT\(/i.test(s),
       ).length;
     expect(await counts(3, 10)).toBe(0); // 3 rows of 10: total = 20 + 3
@@ -105,7 +110,7 @@ describe('paginate()', () => {
   it('gives the empty set an exact zero without counting', async () => {
     const empty = query().where('customer.id < 0');
     const sqls = await statements(async () => {
-      const result = await paginate(empty, request(1, 10));
+      const result = await paginate(db(), empty, request(1, 10));
       expect(result.items).toEqual([]);
       expect(result.total).toBe(0);
     });
@@ -117,10 +122,11 @@ describe('paginate()', () => {
     // the total was read must stay invisible to the page query. On PostgreSQL the count query
     // is slowed down so that the insert surely commits in between; SQLite runs both reads
     // synchronously, where nothing can come in between.
-    const count = counterQuery(t.db, CUSTOMERS_COUNTER);
-    if (usingPostgres()) count.addSelect('pg_sleep(0.3)', 'pause');
+    const count = usingPostgres()
+      ? db().sql("SELECT value AS total, pg_sleep(0.3) FROM counters WHERE name = 'customers'")
+      : rowCountOf(db(), 'customers');
     const total = ids.length;
-    const reading = paginate(query(), request(4, 5), { count });
+    const reading = paginate(db(), query(), request(4, 5), { count });
     await new Promise((resolve) => setTimeout(resolve, 50));
     await t.app.get(CustomersService).create({ name: 'Late', type: 'plc' });
     const page = await reading;
