@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/s
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
 import { Database } from '../database/database.js';
-import { RawResponse } from '../pagination/envelope.js';
+import { RawResponse } from '../envelope/envelope.js';
 
 @ApiTags('health')
 @RawResponse()
