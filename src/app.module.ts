@@ -10,7 +10,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LearningModule } from './learning/learning.module.js';
 import { LoggingModule } from './logging/logging.module.js';
-import { PaginationModule } from './pagination/pagination.module.js';
+import { EnvelopeModule } from './envelope/envelope.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({
@@ -25,7 +25,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
     DatabaseModule,
     HealthModule,
     AuthModule,
-    PaginationModule,
+    EnvelopeModule,
     CustomersModule,
     WebhooksModule,
     LearningModule,

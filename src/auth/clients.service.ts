@@ -3,7 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { Repository } from 'typeorm';
-import { inTurn } from '../database/transaction.js';
+import { Database } from '../database/database.js';
 import type { Environment } from '../config/environment.js';
 import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import type { GrantType } from './grant-types.js';
@@ -35,6 +35,7 @@ export class ClientsService {
 
   constructor(
     @InjectRepository(OAuthClient) private readonly clients: Repository<OAuthClient>,
+    private readonly db: Database,
     private readonly state: TokenStateService,
     private readonly verifier: TokenVerifier,
     config: ConfigService<Environment, true>,
@@ -57,7 +58,7 @@ export class ClientsService {
       tokensNotBefore: null,
       createdAt: Date.now(),
     });
-    await inTurn(this.clients.manager.connection, () => this.clients.insert(client));
+    await this.db.transaction((manager) => manager.insert(OAuthClient, client));
     this.state.clientChanged(client);
     return { clientId: client.id, clientSecret };
   }
@@ -70,8 +71,11 @@ export class ClientsService {
     if (!client) throw new ClientNotFoundException();
     client.disabled = true;
     client.tokensNotBefore = Math.floor(Date.now() / 1000);
-    await inTurn(this.clients.manager.connection, () =>
-      this.clients.update(client.id, { disabled: true, tokensNotBefore: client.tokensNotBefore }),
+    await this.db.transaction((manager) =>
+      manager.update(OAuthClient, client.id, {
+        disabled: true,
+        tokensNotBefore: client.tokensNotBefore,
+      }),
     );
     this.state.clientChanged(client);
     this.verifier.forgetClient(client.id);

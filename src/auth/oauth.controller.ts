@@ -9,7 +9,7 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { RawResponse } from '../pagination/envelope.js';
+import { RawResponse } from '../envelope/envelope.js';
 import { ClientsService } from './clients.service.js';
 import { IntrospectionResponseDto } from './dto/introspection-response.dto.js';
 import { OAuthErrorDto, TooManyRequestsDto } from './dto/oauth-error.dto.js';

@@ -4,7 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { calculateJwkThumbprint, importJWK, importPKCS8, type JWK } from 'jose';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { Repository } from 'typeorm';
-import { inTurn } from '../database/transaction.js';
+import { Database } from '../database/database.js';
 import { ApiException } from '../common/exceptions/api.exception.js';
 import { Environment, InvalidEnvironmentError } from '../config/environment.js';
 import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
@@ -50,6 +50,7 @@ export class SigningKeysService implements OnModuleInit {
   constructor(
     @InjectRepository(SigningKey) private readonly keys: Repository<SigningKey>,
     private readonly config: ConfigService<Environment, true>,
+    private readonly db: Database,
   ) {}
 
   async onModuleInit() {
@@ -103,8 +104,8 @@ export class SigningKeysService implements OnModuleInit {
   private async generate() {
     const { privateKey } = generateKeyPairSync('ed25519');
     const m = await material(privateKey);
-    await inTurn(this.keys.manager.connection, () =>
-      this.keys
+    await this.db.transaction((manager) =>
+      manager
         .createQueryBuilder()
         .insert()
         .into(SigningKey)

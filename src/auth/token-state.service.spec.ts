@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import type { ConfigService } from '@nestjs/config';
 import type { Repository } from 'typeorm';
 import type { Environment } from '../config/environment.js';
+import type { Database } from '../database/database.js';
 import type { OAuthClient } from './oauth-client.entity.js';
 import type { RevokedToken } from './revoked-token.entity.js';
 import { TokenStateService } from './token-state.service.js';
@@ -27,9 +28,6 @@ describe('TokenStateService (in-memory revocation state)', () => {
     gate = undefined;
     const revocations = {
       find: async () => revokedRows.filter((r) => r.expiresAt > Date.now() / 1000 - 5),
-      delete: async () => undefined,
-      // inTurn() looks at the connection's type: not SQLite, so writes run at once.
-      manager: { connection: { options: { type: 'postgres' } } },
     } as unknown as Repository<RevokedToken>;
     const clients = {
       find: async () => {
@@ -44,7 +42,12 @@ describe('TokenStateService (in-memory revocation state)', () => {
       },
     } as unknown as Repository<OAuthClient>;
     const config = { get: () => 1000 } as unknown as ConfigService<Environment, true>;
-    state = new TokenStateService(revocations, clients, config);
+    // Writes (the periodic clean-up) run at once, in a transaction that deletes nothing.
+    const db = {
+      transaction: (work: (manager: unknown) => Promise<unknown>) =>
+        work({ delete: async () => undefined }),
+    } as unknown as Database;
+    state = new TokenStateService(revocations, clients, config, db);
     await state.onModuleInit();
   });
 

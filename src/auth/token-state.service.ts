@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, MoreThan, Repository } from 'typeorm';
-import { inTurn } from '../database/transaction.js';
+import { Database } from '../database/database.js';
 import type { Environment } from '../config/environment.js';
 import { CLOCK_LEEWAY_SECONDS, type AccessTokenClaims } from './access-tokens.service.js';
 import { OAuthClient } from './oauth-client.entity.js';
@@ -41,6 +41,7 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
     @InjectRepository(RevokedToken) private readonly revocations: Repository<RevokedToken>,
     @InjectRepository(OAuthClient) private readonly clientRows: Repository<OAuthClient>,
     private readonly config: ConfigService<Environment, true>,
+    private readonly db: Database,
   ) {}
 
   async onModuleInit() {
@@ -73,8 +74,8 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
 
   /** Records a revocation durably, then refuses the token here at once. */
   async revoke(claims: AccessTokenClaims): Promise<void> {
-    await inTurn(this.revocations.manager.connection, () =>
-      this.revocations
+    await this.db.transaction((manager) =>
+      manager
         .createQueryBuilder()
         .insert()
         .into(RevokedToken)
@@ -102,8 +103,10 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
       await this.reload();
       if (Date.now() - this.lastCleanup >= CLEANUP_EVERY_MS) {
         this.lastCleanup = Date.now();
-        await inTurn(this.revocations.manager.connection, () =>
-          this.revocations.delete({ expiresAt: LessThan(nowSeconds() - CLOCK_LEEWAY_SECONDS) }),
+        await this.db.transaction((manager) =>
+          manager.delete(RevokedToken, {
+            expiresAt: LessThan(nowSeconds() - CLOCK_LEEWAY_SECONDS),
+          }),
         );
       }
     } catch (error) {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { inTurn } from '../database/transaction.js';
+import { Database } from '../database/database.js';
 import type { Environment } from '../config/environment.js';
 import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import {
@@ -30,6 +30,7 @@ export class UsersService {
 
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly db: Database,
     config: ConfigService<Environment, true>,
   ) {
     this.failures = new FixedWindowLimiter(
@@ -45,7 +46,7 @@ export class UsersService {
       createdAt: Date.now(),
     });
     try {
-      await inTurn(this.users.manager.connection, () => this.users.insert(user));
+      await this.db.transaction((manager) => manager.insert(User, user));
     } catch (error) {
       // Created meanwhile by someone else: the unique index refused the second one.
       if (await this.users.existsBy({ username })) throw new UsernameTakenException();

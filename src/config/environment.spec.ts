@@ -12,6 +12,7 @@ describe('validateEnvironment', () => {
       TOKEN_ISSUER: 'http://localhost:3000',
       TOKEN_AUDIENCE: 'api',
       TRUST_PROXY: false,
+      SQLITE_LOCK_TIMEOUT_MS: 5000,
     });
   });
 
@@ -29,6 +30,10 @@ describe('validateEnvironment', () => {
     [{ PORT: '70000' }, /PORT must be an integer from 1 to 65535/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be sqlite:<path>/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of fatal, error/],
+    [
+      { SQLITE_LOCK_TIMEOUT_MS: '50' },
+      /SQLITE_LOCK_TIMEOUT_MS must be an integer from 100 to 60000/,
+    ],
     [{ TOKEN_SIGNING_KEY: 'not a pem' }, /TOKEN_SIGNING_KEY must be a PEM private key/],
   ])('refuses %o with one line naming the variable', (raw, message) => {
     let error: unknown;

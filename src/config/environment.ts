@@ -45,6 +45,12 @@ export class Environment {
   @Max(100, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 100' })
   DATABASE_POOL_SIZE = 10;
 
+  @Transform(toInt)
+  @IsInt({ message: 'SQLITE_LOCK_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Min(100, { message: 'SQLITE_LOCK_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Max(60000, { message: 'SQLITE_LOCK_TIMEOUT_MS must be an integer from 100 to 60000' })
+  SQLITE_LOCK_TIMEOUT_MS = 5000;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 

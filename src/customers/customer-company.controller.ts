@@ -2,7 +2,7 @@ import { Body, Controller, Get, Put } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
 import { AppValidationPipe } from '../common/pipes/validation.pipe.js';
-import { ApiDataResponse, ValidationErrorDto } from '../pagination/api-response.decorators.js';
+import { ApiDataResponse, ValidationErrorDto } from '../envelope/api-response.decorators.js';
 import { ApiCustomerId, CustomerId } from './customer-id.decorator.js';
 import { CustomersService } from './customers.service.js';
 import { CompanyDto } from './dto/company.dto.js';

@@ -5,7 +5,7 @@ import {
   ApiDataResponse,
   ApiPaginatedResponse,
   ValidationErrorDto,
-} from '../pagination/api-response.decorators.js';
+} from '../envelope/api-response.decorators.js';
 import type { Page } from '../pagination/page.js';
 import { PageQueryDto, toPageRequest } from '../pagination/page-query.dto.js';
 import { ApiCustomerId, CustomerId } from './customer-id.decorator.js';

@@ -1,10 +1,16 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../../ormconfig.js';
 import type { Environment } from '../config/environment.js';
+import { Database } from './database.js';
 
-/** The one connection of the app; pending migrations are applied when it opens. */
+/**
+ * The database of the app: TypeORM's DataSource (pending migrations are applied when it opens)
+ * and the Database service every repository reads and writes through.
+ */
+@Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -17,5 +23,16 @@ import type { Environment } from '../config/environment.js';
         }),
     }),
   ],
+  providers: [
+    {
+      provide: Database,
+      inject: [DataSource, ConfigService],
+      useFactory: (dataSource: DataSource, config: ConfigService<Environment, true>) =>
+        Database.open(dataSource, {
+          lockTimeoutMs: config.get('SQLITE_LOCK_TIMEOUT_MS', { infer: true }),
+        }),
+    },
+  ],
+  exports: [Database],
 })
 export class DatabaseModule {}

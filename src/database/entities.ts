@@ -3,7 +3,7 @@ import { RevokedToken } from '../auth/revoked-token.entity.js';
 import { SigningKey } from '../auth/signing-key.entity.js';
 import { User } from '../auth/user.entity.js';
 import { Customer } from '../customers/customer.entity.js';
-import { Counter } from '../pagination/counter.entity.js';
+import { Counter } from './counter.entity.js';
 
 import { CompletedAttempt } from '../learning/completed-attempt.entity.js';
 import { WebhookEvent } from '../webhooks/webhook-event.entity.js';

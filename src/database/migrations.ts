@@ -1,3 +1,4 @@
+import { CountCustomersByTrigger1763800004000 } from './migrations/1763800004000-CountCustomersByTrigger.js';
 import { CreateCustomers1763800000000 } from './migrations/1763800000000-CreateCustomers.js';
 import { CreateCounters1763800002000 } from './migrations/1763800002000-CreateCounters.js';
 import { CreateOAuthClients1763800001000 } from './migrations/1763800001000-CreateOAuthClients.js';
@@ -6,6 +7,7 @@ import { CreateOAuthRevokedTokens1763800001002 } from './migrations/176380000100
 import { CreateOAuthSigningKeys1763800001003 } from './migrations/1763800001003-CreateOAuthSigningKeys.js';
 import { CreateWebhookEvents1763800003000 } from './migrations/1763800003000-CreateWebhookEvents.js';
 import { CreateCompletedAttempts1763800003010 } from './migrations/1763800003010-CreateCompletedAttempts.js';
+
 import { AddWebhookEventClient1763800005000 } from './migrations/1763800005000-AddWebhookEventClient.js';
 import { CreateListPositions1763800006000 } from './migrations/1763800006000-CreateListPositions.js';
 
@@ -19,6 +21,7 @@ export const migrations = [
   CreateCounters1763800002000,
   CreateWebhookEvents1763800003000,
   CreateCompletedAttempts1763800003010,
+  CountCustomersByTrigger1763800004000,
   AddWebhookEventClient1763800005000,
   CreateListPositions1763800006000,
 ];

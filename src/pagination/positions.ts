@@ -1,3 +1,7 @@
+import type { Database } from '../database/database.js';
+import type { Row, Work } from '../database/statement.js';
+import type { PageRequest } from './page-query.dto.js';
+
 /**
  * Any page at about the cost of the first (the list rule of README "Paged lists").
  *
@@ -51,3 +55,37 @@ export const blockStart = (block: number) => block * POSITION_BLOCK_SIZE;
 
 /** The first key after `block`: a descending list reads the keys below it. */
 export const blockEnd = (block: number) => (block + 1) * POSITION_BLOCK_SIZE;
+
+/**
+ * One page of a list kept by createPositionBlocks() (database/position-blocks.ts), ascending by
+ * its key: the block counts and the page's rows in one snapshot. `select` is the statement's
+ * `SELECT … FROM <table>` part.
+ */
+export function pageByBlocks(
+  db: Database,
+  table: string,
+  select: string,
+  request: PageRequest,
+  key = 'id',
+): Promise<{ rows: Row[]; total: number }> {
+  return db.read(function* (): Work<{ rows: Row[]; total: number }> {
+    const blocks = yield db.sql(`SELECT block, rows FROM ${table}_blocks ORDER BY block`);
+    const { total, start } = locate(toBlockCounts(blocks.rows), request.offset);
+    if (!start) return { rows: [], total };
+    const page = yield db.sql(
+      `${select} WHERE ${key} >= :from ORDER BY ${key} LIMIT :limit OFFSET :skip`,
+      {
+        from: blockStart(start.block),
+        limit: request.limit,
+        skip: start.skip,
+      },
+    );
+    return { rows: page.rows, total };
+  });
+}
+
+/** The exact row count of a list kept by createPositionBlocks(). */
+export async function countByBlocks(db: Database, table: string): Promise<number> {
+  const [row] = await db.select(db.sql(`SELECT SUM(rows) AS total FROM ${table}_blocks`));
+  return Number(row?.total ?? 0);
+}

@@ -1,6 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { execute, sql } from '../database/transact.js';
+import { Database } from '../database/database.js';
 
 /** How often the changes are folded, and how many at most per statement. */
 const FOLD_INTERVAL_MS = 1000;
@@ -22,10 +21,10 @@ export class WebhookEventBlocks implements OnApplicationBootstrap, OnApplication
   private timer?: NodeJS.Timeout;
   private folding?: Promise<unknown>;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly db: Database) {}
 
   onApplicationBootstrap() {
-    if (this.dataSource.options.type !== 'postgres') return;
+    if (this.db.dialect !== 'postgres') return;
     this.timer = setInterval(() => {
       this.folding ??= this.foldAll()
         .catch((error: unknown) => this.logger.warn({ err: error }, 'folding block counts failed'))
@@ -40,13 +39,11 @@ export class WebhookEventBlocks implements OnApplicationBootstrap, OnApplication
 
   /** Folds every pending change; resolves to how many were folded. */
   async foldAll(): Promise<number> {
-    if (this.dataSource.options.type !== 'postgres') return 0;
+    if (this.db.dialect !== 'postgres') return 0;
     let folded = 0;
     for (;;) {
-      const { rows } = await execute(
-        this.dataSource,
-        sql(
-          this.dataSource,
+      const { rows } = await this.db.execute(
+        this.db.sql(
           `WITH moved AS (
              DELETE FROM webhook_event_block_changes WHERE id IN (
                SELECT id FROM webhook_event_block_changes ORDER BY id LIMIT :batch

@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { DataSource, type EntityManager } from 'typeorm';
-import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import { groupedTransaction, transaction } from '../database/transaction.js';
+import type { EntityManager } from 'typeorm';
+import { Database } from '../database/database.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
 import type { ValidDelivery } from './webhook-delivery.pipe.js';
-import { WebhookEvent } from './webhook-event.entity.js';
+import type { WebhookEvent } from './webhook-event.entity.js';
+import { WebhookEventsRepository } from './webhook-events.repository.js';
 import type { WebhookContext } from './webhook-handler.decorator.js';
 import { checkPayload } from './webhook-payload.js';
 import { type RegisteredWebhook, WebhookRegistry } from './webhook-registry.js';
@@ -52,7 +52,8 @@ export class WebhookProcessor {
   private readonly logger = new Logger(WebhookProcessor.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly events: WebhookEventsRepository,
     private readonly registry: WebhookRegistry,
   ) {}
 
@@ -78,15 +79,12 @@ export class WebhookProcessor {
     };
     try {
       // Concurrent deliveries share one commit on SQLite, each in its own savepoint.
-      return await groupedTransaction(this.dataSource, async (manager) => {
-        if (await insertUnlessConflict(manager, WebhookEvent, row)) {
+      return await this.db.groupedTransaction(async (manager) => {
+        if (await this.events.insertUnlessDuplicate(manager, row)) {
           await runHandler(webhook, payload, { manager, eventId: row.id, attempt: 1 });
           return row;
         }
-        const first = await manager.findOneByOrFail(WebhookEvent, {
-          event: row.event,
-          dedupeKey: row.dedupeKey,
-        });
+        const first = await this.events.findByKey(manager, row);
         return first.status === 'failed' ? this.retry(manager, first) : first;
       });
     } catch (error) {
@@ -97,12 +95,12 @@ export class WebhookProcessor {
 
   /** Re-runs one failed event; a processed one is left alone ('skipped'). */
   async replay(id: string): Promise<{ row: WebhookEvent; result: ReplayResult }> {
-    const row = await this.dataSource.getRepository(WebhookEvent).findOneBy({ id });
+    const row = await this.events.findById(id);
     if (!row) throw new WebhookNotFoundException();
     if (row.status !== 'failed') return { row, result: 'skipped' };
     let settled: WebhookEvent;
     try {
-      settled = await transaction(this.dataSource, (manager) => this.retry(manager, row));
+      settled = await this.db.transaction((manager) => this.retry(manager, row));
     } catch (error) {
       if (!(error instanceof HandlerFailure)) throw error;
       settled = await this.recordFailure(row, error);
@@ -115,18 +113,10 @@ export class WebhookProcessor {
     const results: { row: WebhookEvent; result: ReplayResult }[] = [];
     let after: string | undefined;
     for (;;) {
-      const query = this.dataSource
-        .getRepository(WebhookEvent)
-        .createQueryBuilder('e')
-        .select('e.id')
-        .where('e.status = :status', { status: 'failed' })
-        .orderBy('e.id', 'ASC')
-        .limit(REPLAY_BATCH);
-      if (after) query.andWhere('e.id > :after', { after });
-      const batch = await query.getMany();
-      for (const { id } of batch) results.push(await this.replay(id));
+      const batch = await this.events.failedIds(after, REPLAY_BATCH);
+      for (const id of batch) results.push(await this.replay(id));
       if (batch.length < REPLAY_BATCH) return results;
-      after = batch[batch.length - 1].id;
+      after = batch[batch.length - 1];
     }
   }
 
@@ -135,21 +125,9 @@ export class WebhookProcessor {
    * the processed row, or to the row as another claimer left it; a handler failure is thrown.
    */
   private async retry(manager: EntityManager, failed: WebhookEvent): Promise<WebhookEvent> {
-    const now = new Date();
-    const claim = await manager
-      .createQueryBuilder()
-      .update(WebhookEvent)
-      .set({
-        status: 'processed',
-        attempts: () => 'attempts + 1',
-        lastError: null,
-        processedAt: now,
-        lastAttemptAt: now,
-      })
-      .where('id = :id AND status = :status', { id: failed.id, status: 'failed' })
-      .execute();
-    const row = await manager.findOneByOrFail(WebhookEvent, { id: failed.id });
-    if (!claim.affected) return row;
+    const claimed = await this.events.claimFailed(manager, failed.id);
+    const row = await this.events.findByIdIn(manager, failed.id);
+    if (!claimed) return row;
 
     const webhook = this.registry.find(row.event);
     if (!webhook) {
@@ -176,7 +154,7 @@ export class WebhookProcessor {
       'webhook handler failed',
     );
     const lastError = failure.message.slice(0, MAX_ERROR_LENGTH);
-    return transaction(this.dataSource, async (manager) => {
+    return this.db.transaction(async (manager) => {
       const failed: WebhookEvent = {
         ...row,
         status: 'failed',
@@ -185,18 +163,9 @@ export class WebhookProcessor {
         processedAt: null,
         lastAttemptAt: new Date(),
       };
-      if (await insertUnlessConflict(manager, WebhookEvent, failed)) return failed;
-      await manager
-        .createQueryBuilder()
-        .update(WebhookEvent)
-        .set({ attempts: () => 'attempts + 1', lastError, lastAttemptAt: new Date() })
-        .where('event = :event AND dedupe_key = :dedupeKey AND status = :status', {
-          event: row.event,
-          dedupeKey: row.dedupeKey,
-          status: 'failed',
-        })
-        .execute();
-      return manager.findOneByOrFail(WebhookEvent, { event: row.event, dedupeKey: row.dedupeKey });
+      if (await this.events.insertUnlessDuplicate(manager, failed)) return failed;
+      await this.events.recordAnotherFailure(manager, row, lastError);
+      return this.events.findByKey(manager, row);
     });
   }
 }

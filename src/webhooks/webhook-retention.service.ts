@@ -1,9 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { DataSource } from 'typeorm';
 import type { Environment } from '../config/environment.js';
-import { execute, sql } from '../database/transact.js';
+import { Database } from '../database/database.js';
 
 /** A failed event is kept this long after its last attempt (README "Webhooks"). */
 export const FAILED_RETENTION_DAYS = 90;
@@ -35,7 +34,7 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
   private pruning?: Promise<unknown>;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
     private readonly config: ConfigService<Environment, true>,
   ) {}
 
@@ -69,9 +68,7 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
 
   /** Deletes the events in `status` last attempted before `before`, oldest first, in batches. */
   private async pruneStatus(status: string, before: Date): Promise<number> {
-    const db = this.dataSource;
-    const statement = sql(
-      db,
+    const statement = this.db.sql(
       `DELETE FROM webhook_events WHERE id IN (
          SELECT id FROM webhook_events WHERE status = :status AND last_attempt_at < :before
          ORDER BY last_attempt_at LIMIT :batch)`,
@@ -79,7 +76,7 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
     );
     let deleted = 0;
     for (;;) {
-      const { affected } = await execute(db, statement);
+      const { affected } = await this.db.execute(statement);
       deleted += affected;
       if (affected < PRUNE_BATCH) return deleted;
       await nextTurn();

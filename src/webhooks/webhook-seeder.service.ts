@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { sql, transact } from '../database/transact.js';
+import { Database } from '../database/database.js';
 
 /** Rows per statement, each in its own transaction: well inside the statement timeout. */
 const ROWS_PER_STATEMENT = 50_000;
@@ -25,7 +24,7 @@ export interface WebhookSeed {
  */
 @Injectable()
 export class WebhookSeeder {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly db: Database) {}
 
   async seed({
     count,
@@ -33,8 +32,8 @@ export class WebhookSeeder {
     failedEvery,
     ageDays = 0,
   }: WebhookSeed): Promise<{ created: number }> {
-    const db = this.dataSource;
-    const postgres = db.options.type === 'postgres';
+    const db = this.db;
+    const postgres = db.dialect === 'postgres';
     const endMs = Date.now() - ageDays * 24 * 60 * 60 * 1000;
     for (let done = 0; done < count; done += ROWS_PER_STATEMENT) {
       const rows = Math.min(ROWS_PER_STATEMENT, count - done);
@@ -48,11 +47,11 @@ export class WebhookSeeder {
         event: SEED_EVENT,
         error: SEED_ERROR,
       };
-      await transact(db, 'write', function* () {
+      await db.write(function* () {
         // Read in the same write transaction: on SQLite nothing can take these numbers meanwhile.
-        const top = yield sql(db, 'SELECT COALESCE(MAX(seq), 0) AS seq FROM webhook_events');
+        const top = yield db.sql('SELECT COALESCE(MAX(seq), 0) AS seq FROM webhook_events');
         const base = Number(top.rows[0].seq) - done;
-        yield sql(db, postgres ? POSTGRES_SEED : SQLITE_SEED, { ...params, base });
+        yield db.sql(postgres ? POSTGRES_SEED : SQLITE_SEED, { ...params, base });
       });
     }
     return { created: count };

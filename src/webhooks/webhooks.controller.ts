@@ -17,7 +17,7 @@ import {
   ApiDataResponse,
   ApiPaginatedResponse,
   ValidationErrorDto,
-} from '../pagination/api-response.decorators.js';
+} from '../envelope/api-response.decorators.js';
 import { Page } from '../pagination/page.js';
 import {
   WebhookAcceptedDto,

@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
-import { WebhookEvent } from './webhook-event.entity.js';
 import { WebhookEventBlocks } from './webhook-event-blocks.js';
 import { WebhookRetention } from './webhook-retention.service.js';
 import { WebhookSeeder } from './webhook-seeder.service.js';
+import { WebhookEventsRepository } from './webhook-events.repository.js';
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -16,10 +15,11 @@ import { WebhooksService } from './webhooks.service.js';
  * is discovered at start-up.
  */
 @Module({
-  imports: [DiscoveryModule, TypeOrmModule.forFeature([WebhookEvent])],
+  imports: [DiscoveryModule],
   controllers: [WebhooksController],
   providers: [
     WebhookRegistry,
+    WebhookEventsRepository,
     WebhookProcessor,
     WebhooksService,
     WebhookDeliveryPipe,

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { Database } from '../../src/database/database.js';
 import { buildDataSourceOptions } from '../../ormconfig.js';
 import { SigningKey } from '../../src/auth/signing-key.entity.js';
 import { SigningKeysService } from '../../src/auth/signing-keys.service.js';
@@ -77,6 +78,7 @@ describe('signing keys and metadata', () => {
 
   it('generates one key when instances start at once on an empty database', async () => {
     const database = await createTestDatabase();
+    let databases: Database[] = [];
     const sources = [0, 1, 2].map(
       () => new DataSource(buildDataSourceOptions({ url: database.url })),
     );
@@ -85,14 +87,16 @@ describe('signing keys and metadata', () => {
       await sources[0].runMigrations();
       await Promise.all(sources.slice(1).map((s) => s.initialize()));
       const config = new ConfigService({}) as never;
+      databases = await Promise.all(sources.map((s) => Database.open(s, { lockTimeoutMs: 5000 })));
       const instances = sources.map(
-        (s) => new SigningKeysService(s.getRepository(SigningKey), config),
+        (s, i) => new SigningKeysService(s.getRepository(SigningKey), config, databases[i]),
       );
       await Promise.all(instances.map((i) => i.load()));
 
       expect(new Set(instances.map((i) => i.signing.kid)).size).toBe(1);
       expect(await sources[0].getRepository(SigningKey).count()).toBe(1);
     } finally {
+      await Promise.all(databases.map((d) => d.onModuleDestroy()));
       await Promise.all(sources.filter((s) => s.isInitialized).map((s) => s.destroy()));
       await database.drop();
     }

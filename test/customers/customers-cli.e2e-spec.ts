@@ -21,7 +21,7 @@ describe('CLI: customers:create and customers:seed', () => {
     await db.initialize();
     try {
       const [{ n }] = await db.query('SELECT COUNT(*) AS n FROM customers');
-      const [{ value }] = await db.query(`SELECT SUM(rows) AS value FROM customer_blocks`);
+      const [{ value }] = await db.query(`SELECT SUM(rows) AS value FROM customers_blocks`);
       const sample = await db.query(
         'SELECT id, company_name, company_type FROM customers WHERE id IN (3, 10, 13, 50003) ORDER BY id',
       );

@@ -1,10 +1,11 @@
 import type { CompanyType } from '../../src/customers/company-type.js';
 import { Customer } from '../../src/customers/customer.entity.js';
-import { CustomersService, type NewCompany } from '../../src/customers/customers.service.js';
+import type { NewCompany } from '../../src/customers/customers.repository.js';
+import { CustomersService } from '../../src/customers/customers.service.js';
 import type { TestApp } from '../support/app.js';
 
 /**
- * Customers made through the service, so the customers counter (the paged `total`) stays exact.
+ * Customers made through the service, as POST /v2/customers makes them.
  * Defaults to a limited company; pass `{ name: null, type: null }` for a retail customer.
  */
 export function createCustomer(t: TestApp, company: Partial<NewCompany> = {}): Promise<Customer> {

@@ -1,15 +1,16 @@
-import Database from 'better-sqlite3';
+import Sqlite from 'better-sqlite3';
 import request from 'supertest';
 import type { EntityManager } from 'typeorm';
-import { execute, select, sql } from '../../src/database/transact.js';
-import { groupedTransaction } from '../../src/database/transaction.js';
+import { Database } from '../../src/database/database.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors } from '../support/responses.js';
 
 describe('database, migrations and health', () => {
   let t: TestApp;
+  let db: Database;
   beforeAll(async () => {
     t = await startTestApp();
+    db = t.app.get(Database);
   });
   afterAll(async () => {
     await t.close();
@@ -40,9 +41,8 @@ describe('database, migrations and health', () => {
       [7, 'seven'],
       [123456789, 'big'],
     ] as const) {
-      const rows = await select(
-        t.db,
-        sql(t.db, 'SELECT :word AS word, CAST(:n AS VARCHAR(20)) AS n, :m + 1 AS next', {
+      const rows = await db.select(
+        db.sql('SELECT :word AS word, CAST(:n AS VARCHAR(20)) AS n, :m + 1 AS next', {
           n,
           m: n,
           word,
@@ -51,24 +51,21 @@ describe('database, migrations and health', () => {
       expect(rows).toEqual([{ n: String(n), word, next: n + 1 }]);
     }
     const at = new Date('2026-01-02T03:04:05.678Z');
-    const stored = await execute(t.db, sql(t.db, 'SELECT CAST(:at AS VARCHAR(40)) AS at', { at }));
+    const stored = await db.execute(db.sql('SELECT CAST(:at AS VARCHAR(40)) AS at', { at }));
     expect(String(stored.rows[0].at)).toMatch(/^2026-01-02[ T]0?\d:04:05/);
   });
 
   it('commits writes issued together, each answered on its own, a failing one alone', async () => {
     const insert = (n: string) =>
-      sql(t.db, 'INSERT INTO counters (name, value) VALUES (:n, 1)', { n });
-    await execute(t.db, insert('group-c'));
-    await execute(t.db, insert('group-d'));
+      db.sql('INSERT INTO counters (name, value) VALUES (:n, 1)', { n });
+    await db.execute(insert('group-c'));
+    await db.execute(insert('group-d'));
     // Issued in the same tick: on SQLite they share one commit (group commit).
     const outcomes = await Promise.allSettled([
-      execute(t.db, insert('group-a')),
-      execute(t.db, insert('group-d')), // the primary key refuses this one only
-      execute(
-        t.db,
-        sql(t.db, 'UPDATE counters SET value = value + 1 WHERE name = :n', { n: 'group-c' }),
-      ),
-      execute(t.db, insert('group-b')),
+      db.execute(insert('group-a')),
+      db.execute(insert('group-d')), // the primary key refuses this one only
+      db.execute(db.sql('UPDATE counters SET value = value + 1 WHERE name = :n', { n: 'group-c' })),
+      db.execute(insert('group-b')),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual([
       'fulfilled',
@@ -100,7 +97,7 @@ describe('database, migrations and health', () => {
       ).map((r) => r.name);
     /** What another connection sees: committed rows only. */
     const committedElsewhere = (prefix: string) => {
-      const other = new Database(t.db.options.database as string, { readonly: true });
+      const other = new Sqlite(t.db.options.database as string, { readonly: true });
       try {
         return other
           .prepare(`SELECT count(*) AS n FROM counters WHERE name LIKE ?`)
@@ -113,15 +110,15 @@ describe('database, migrations and health', () => {
     it('answers each with its own result, undoes a failing one alone, and (SQLite) commits them once', async () => {
       let seenElsewhere: number | undefined;
       const outcomes = await Promise.allSettled([
-        groupedTransaction(t.db, async (m) => {
+        db.groupedTransaction(async (m) => {
           await insert(m, 'gt-a');
           return 'a';
         }),
-        groupedTransaction(t.db, async (m) => {
+        db.groupedTransaction(async (m) => {
           await insert(m, 'gt-b');
           throw new Error('b failed');
         }),
-        groupedTransaction(t.db, async (m) => {
+        db.groupedTransaction(async (m) => {
           await insert(m, 'gt-c1');
           await insert(m, 'gt-c2');
           // SQLite: the first one's row is not committed yet, since all three share one commit.
@@ -140,13 +137,13 @@ describe('database, migrations and health', () => {
 
     it('fails the whole group when SQLite abandons its transaction (PostgreSQL: that one alone)', async () => {
       const outcomes = await Promise.allSettled([
-        groupedTransaction(t.db, (m) => insert(m, 'ab-a')),
-        groupedTransaction(t.db, async (m) => {
+        db.groupedTransaction((m) => insert(m, 'ab-a')),
+        db.groupedTransaction(async (m) => {
           await insert(m, 'ab-b');
           await m.query('ROLLBACK'); // as SQLite does on an I/O error or a full disk
           throw new Error('abandoned');
         }),
-        groupedTransaction(t.db, (m) => insert(m, 'ab-c')),
+        db.groupedTransaction((m) => insert(m, 'ab-c')),
       ]);
       expect(outcomes.map((o) => o.status)).toEqual(
         onSqlite() ? ['rejected', 'rejected', 'rejected'] : ['fulfilled', 'rejected', 'fulfilled'],

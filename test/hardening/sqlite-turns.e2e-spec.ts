@@ -45,7 +45,7 @@ class GatedEventModule {}
 /**
  * A write acknowledged to one caller must not be undone by another caller's failed transaction.
  * On SQLite every request shares one connection, so this holds only because writes take turns
- * (src/database/transaction.ts). On PostgreSQL each transaction has its own connection.
+ * (src/database/sqlite-connections.ts). On PostgreSQL each transaction has its own connection.
  */
 describe('writes while another transaction is open and then fails', () => {
   let t: TestApp;

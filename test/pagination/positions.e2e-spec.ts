@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { sql } from '../../src/database/transact.js';
+import { Database } from '../../src/database/database.js';
 import { POSITION_BLOCK_SIZE } from '../../src/pagination/positions.js';
 import { WebhookEventBlocks } from '../../src/webhooks/webhook-event-blocks.js';
 import { WebhookRetention } from '../../src/webhooks/webhook-retention.service.js';
@@ -36,7 +36,7 @@ describe('paged lists from maintained block counts (both databases)', () => {
   });
 
   const run = (text: string, params: Record<string, unknown> = {}) => {
-    const statement = sql(t.db, text, params);
+    const statement = t.app.get(Database).sql(text, params);
     return t.db.query(statement.sql, statement.params) as Promise<Record<string, unknown>[]>;
   };
   /** As both databases store timestamps: UTC 'YYYY-MM-DD HH:MM:SS.SSS'. */

@@ -11,6 +11,7 @@ export const errors = {
   tooManyRequests: { message: 'Too many requests.' },
   databaseUnavailable: { message: 'The service is temporarily unavailable.' },
   notReady: { message: 'The database cannot be reached.' },
+  databaseLocked: { message: 'The database is locked by another process.' },
   unauthenticated: { message: 'Unauthenticated.' },
   invalidToken: { message: 'The access token is invalid, expired or revoked.' },
   insufficientScope: { message: 'The token does not grant the scope this action needs.' },

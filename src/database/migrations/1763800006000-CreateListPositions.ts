@@ -1,9 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createPositionBlocks, dropPositionBlocks } from '../position-blocks.js';
+import { createRowCounter, dropRowCounter } from '../row-counters.js';
 
 /**
  * Counts per block of positions, kept by the database itself (src/pagination/positions.ts says
- * how lists use them): `customer_blocks` (customers by id / 4096) and `webhook_event_blocks`
- * (events by client, event, status and seq / 4096). A paged list sums these few rows to know its
+ * how lists use them): `customers_blocks` (customers by id / 4096; position-blocks.ts) and
+ * `webhook_event_blocks` (events by client, event, status and seq / 4096). A paged list sums these few rows to know its
  * exact total for any filter and to find the block where any page starts.
  *
  * Webhook events get `seq`, a dense insertion number (the block key: UUIDv7 ids are not dense),
@@ -25,17 +27,17 @@ export class CreateListPositions1763800006000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     const postgres = queryRunner.connection.options.type === 'postgres';
     for (const statement of postgres ? POSTGRES_UP : SQLITE_UP) await queryRunner.query(statement);
-    // The customers counter row is superseded by customer_blocks.
-    await queryRunner.query(`DELETE FROM counters WHERE name = 'customers'`);
+    // The customers counter row and its triggers are superseded by customers_blocks.
+    await dropRowCounter(queryRunner, 'customers');
+    await createPositionBlocks(queryRunner, 'customers');
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
       `CREATE TABLE counters (name varchar(64) PRIMARY KEY, value integer NOT NULL DEFAULT 0)`,
     );
-    await queryRunner.query(
-      `INSERT INTO counters (name, value) SELECT 'customers', COUNT(*) FROM customers`,
-    );
+    await dropPositionBlocks(queryRunner, 'customers');
+    await createRowCounter(queryRunner, 'customers');
     const postgres = queryRunner.connection.options.type === 'postgres';
     for (const statement of postgres ? POSTGRES_DOWN : SQLITE_DOWN) {
       await queryRunner.query(statement);
@@ -44,28 +46,6 @@ export class CreateListPositions1763800006000 implements MigrationInterface {
 }
 
 const POSTGRES_UP = [
-  // Customers.
-  `CREATE TABLE customer_blocks (block bigint PRIMARY KEY, rows bigint NOT NULL)`,
-  `INSERT INTO customer_blocks (block, rows) SELECT id / 4096, COUNT(*) FROM customers GROUP BY 1`,
-  `CREATE FUNCTION customer_blocks_add() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     INSERT INTO customer_blocks (block, rows)
-       SELECT id / 4096, COUNT(*) FROM changed_rows GROUP BY 1
-       ON CONFLICT (block) DO UPDATE SET rows = customer_blocks.rows + EXCLUDED.rows;
-     RETURN NULL;
-   END $$`,
-  `CREATE FUNCTION customer_blocks_remove() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     UPDATE customer_blocks b SET rows = b.rows - d.n
-       FROM (SELECT id / 4096 AS block, COUNT(*) AS n FROM changed_rows GROUP BY 1) d
-       WHERE b.block = d.block;
-     RETURN NULL;
-   END $$`,
-  `CREATE TRIGGER customers_count_inserted AFTER INSERT ON customers
-     REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION customer_blocks_add()`,
-  `CREATE TRIGGER customers_count_deleted AFTER DELETE ON customers
-     REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION customer_blocks_remove()`,
-
   // Webhook events: seq, numbered in id (arrival) order for the rows already there.
   `ALTER TABLE webhook_events ADD COLUMN seq bigint`,
   `ALTER TABLE webhook_events ADD COLUMN last_attempt_at timestamp`,
@@ -145,11 +125,6 @@ const POSTGRES_DOWN = [
   `DROP SEQUENCE webhook_events_seq`,
   `ALTER TABLE webhook_events DROP COLUMN last_attempt_at`,
   `ALTER TABLE webhook_events DROP COLUMN seq`,
-  `DROP TRIGGER customers_count_deleted ON customers`,
-  `DROP TRIGGER customers_count_inserted ON customers`,
-  `DROP FUNCTION customer_blocks_remove()`,
-  `DROP FUNCTION customer_blocks_add()`,
-  `DROP TABLE customer_blocks`,
 ];
 
 /** SQLite: one writer, so row triggers change the block rows in place. */
@@ -166,15 +141,6 @@ const eventBlock = (row: 'NEW' | 'OLD', by: string) =>
   );
 
 const SQLITE_UP = [
-  `CREATE TABLE customer_blocks (block integer PRIMARY KEY, rows integer NOT NULL)`,
-  `INSERT INTO customer_blocks (block, rows) SELECT id / 4096, COUNT(*) FROM customers GROUP BY 1`,
-  `CREATE TRIGGER customers_count_inserted AFTER INSERT ON customers BEGIN
-     ${blockUpsert('customer_blocks', 'block', 'NEW.id / 4096', '1')}
-   END`,
-  `CREATE TRIGGER customers_count_deleted AFTER DELETE ON customers BEGIN
-     UPDATE customer_blocks SET rows = rows - 1 WHERE block = OLD.id / 4096;
-   END`,
-
   `ALTER TABLE webhook_events ADD COLUMN seq bigint`,
   `ALTER TABLE webhook_events ADD COLUMN last_attempt_at datetime`,
   `UPDATE webhook_events SET seq = n.seq, last_attempt_at = COALESCE(processed_at, received_at)
@@ -228,7 +194,4 @@ const SQLITE_DOWN = [
   `DROP INDEX "UQ_webhook_events_seq"`,
   `ALTER TABLE webhook_events DROP COLUMN last_attempt_at`,
   `ALTER TABLE webhook_events DROP COLUMN seq`,
-  `DROP TRIGGER customers_count_deleted`,
-  `DROP TRIGGER customers_count_inserted`,
-  `DROP TABLE customer_blocks`,
 ];

@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Page, pageMeta } from './page.js';
+import { Page, pageMeta } from '../pagination/page.js';
 
 /** Fastify route config flag set by @RawResponse(). */
 const RAW_RESPONSE = 'rawResponse';

@@ -7,7 +7,7 @@ import {
   ApiUnprocessableEntityResponse,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './page-query.dto.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query.dto.js';
 
 export class PageMetaDto {
   @ApiProperty({ example: 2 }) current_page: number;

@@ -3,4 +3,4 @@ import { Envelope } from './envelope.js';
 
 /** The `{data}` / `{data, meta}` envelope for every route not marked @RawResponse(). */
 @Module({ providers: [Envelope] })
-export class PaginationModule {}
+export class EnvelopeModule {}

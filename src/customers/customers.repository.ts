@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import DataLoader from 'dataloader';
+import { Database } from '../database/database.js';
+import type { Row, Statement } from '../database/statement.js';
+import { Page } from '../pagination/page.js';
+import type { PageRequest } from '../pagination/page-query.dto.js';
+import { countByBlocks, pageByBlocks } from '../pagination/positions.js';
+import type { CompanyType } from './company-type.js';
+import { Customer } from './customer.entity.js';
+
+export interface NewCompany {
+  name: string | null;
+  type: CompanyType | null;
+}
+
+/** The company fields to change; a field left undefined keeps its stored value. */
+export interface CompanyChanges {
+  name?: string | null;
+  type?: CompanyType;
+}
+
+/** One sample customer of CustomersRepository.insertMany(). */
+export type SampleCompany = [name: string | null, type: CompanyType | null];
+
+const TABLE = 'customers';
+const RETURNING = 'RETURNING id, company_name, company_type';
+const COLUMNS = 'SELECT id, company_name, company_type FROM customers';
+
+/** The most customer reads one batched statement carries. */
+const READ_BATCH_SIZE = 100;
+
+/**
+ * Every query of the `customers` table. The database keeps its rows counted per block of ids
+ * (`customers_blocks`, database/position-blocks.ts): the list's total and any page's place come
+ * from there (pagination/positions.ts).
+ */
+@Injectable()
+export class CustomersRepository {
+  /**
+   * Reads by id that arrive in the same turn of the event loop (concurrent requests) go to the
+   * database as one statement: one round trip to PostgreSQL, one statement on SQLite, instead of
+   * one each. Batching only (no cache): each read is issued after its request arrived, so it sees
+   * every write answered before that.
+   */
+  private readonly byId = new DataLoader<number, Row | null>((ids) => this.readBatch(ids), {
+    cache: false,
+    maxBatchSize: READ_BATCH_SIZE,
+    batchScheduleFn: (run) => setImmediate(run),
+  });
+
+  constructor(private readonly db: Database) {}
+
+  /** The hottest read of the service (see BENCHMARKS.md): batched with concurrent reads. */
+  async findById(id: number): Promise<Customer | null> {
+    const row = await this.byId.load(id);
+    return row && toCustomer(row);
+  }
+
+  /** Ordered by id; the total and the page read in one snapshot. */
+  async page(request: PageRequest): Promise<Page<Customer>> {
+    const { rows, total } = await pageByBlocks(this.db, TABLE, COLUMNS, request);
+    return new Page(rows.map(toCustomer), total, request);
+  }
+
+  async insert(company: NewCompany): Promise<Customer> {
+    const statement = this.db.sql(
+      `INSERT INTO customers (company_name, company_type) VALUES (:name, :type) ${RETURNING}`,
+      { name: company.name, type: company.type },
+    );
+    const row = await this.db.write(function* () {
+      return (yield statement).rows[0];
+    });
+    return toCustomer(row);
+  }
+
+  /** Inserts many customers in one transaction, with multi-row INSERTs. */
+  async insertMany(companies: SampleCompany[]): Promise<void> {
+    const statements: Statement[] = [];
+    for (let i = 0; i < companies.length; i += ROWS_PER_INSERT) {
+      statements.push(this.multiRowInsert(companies.slice(i, i + ROWS_PER_INSERT)));
+    }
+    await this.db.write(function* () {
+      for (const statement of statements) yield statement;
+    });
+  }
+
+  /** The exact number of customers (a sum of block counts, not a COUNT). */
+  count(): Promise<number> {
+    return countByBlocks(this.db, TABLE);
+  }
+
+  /**
+   * One UPDATE naming only the columns being changed: two concurrent updates of different
+   * fields then both stick, which a read-modify-write of the whole row would not guarantee.
+   * RETURNING answers the stored values after this update in the same statement. Null when no
+   * customer has that id.
+   */
+  async updateCompany(id: number, changes: CompanyChanges): Promise<Customer | null> {
+    const assignments = [
+      changes.name !== undefined && 'company_name = :name',
+      changes.type !== undefined && 'company_type = :type',
+    ].filter(Boolean);
+    const result = await this.db.execute(
+      this.db.sql(`UPDATE customers SET ${assignments.join(', ')} WHERE id = :id ${RETURNING}`, {
+        id,
+        name: changes.name ?? null,
+        type: changes.type ?? null,
+      }),
+    );
+    return result.rows.length === 0 ? null : toCustomer(result.rows[0]);
+  }
+
+  private async readBatch(ids: readonly number[]): Promise<(Row | null)[]> {
+    // One text whatever the number of ids (one included), so that it is prepared once.
+    const statement =
+      this.db.dialect === 'postgres'
+        ? this.db.sql(`${COLUMNS} WHERE id = ANY(:ids)`, { ids })
+        : this.db.sql(`${COLUMNS} WHERE id IN (SELECT value FROM json_each(:ids))`, {
+            ids: JSON.stringify(ids),
+          });
+    const rows = new Map((await this.db.select(statement)).map((row) => [Number(row.id), row]));
+    return ids.map((id) => rows.get(id) ?? null);
+  }
+
+  private multiRowInsert(companies: SampleCompany[]): Statement {
+    const values: string[] = [];
+    const params: (string | null)[] = [];
+    for (const [name, type] of companies) {
+      values.push(`(${this.db.parameter(params.length)}, ${this.db.parameter(params.length + 1)})`);
+      params.push(name, type);
+    }
+    return {
+      sql: `INSERT INTO customers (company_name, company_type) VALUES ${values.join(', ')}`,
+      params,
+    };
+  }
+}
+
+/** 2 parameters a row: 10,000 parameters, inside both SQLite's and PostgreSQL's limits. */
+const ROWS_PER_INSERT = 5_000;
+
+function toCustomer(row: Row): Customer {
+  return Object.assign(new Customer(), {
+    id: Number(row.id),
+    companyName: row.company_name as string | null,
+    companyType: row.company_type as CompanyType | null,
+  });
+}

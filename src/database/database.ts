@@ -1,0 +1,247 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import type { DataSource, EntityManager, ObjectLiteral, QueryRunner } from 'typeorm';
+import { SqliteConnections } from './sqlite-connections.js';
+import {
+  type Row,
+  type Statement,
+  type StatementResult,
+  StatementTemplates,
+  type Work,
+} from './statement.js';
+import { type Outcome, TurnBatcher } from './turn-batch.js';
+import { markTransaction, postgresPoolOf } from './typeorm-internals.js';
+
+export interface DatabaseOptions {
+  /** How long a SQLite write waits for a lock held by another process before failing (503). */
+  lockTimeoutMs: number;
+}
+
+/** The most works one shared commit of groupedTransaction() carries. */
+const MAX_GROUP_SIZE = 64;
+
+type ManagerWork = (manager: EntityManager) => Promise<unknown>;
+
+/**
+ * The one way the service reads and writes, and the only code that knows the two drivers.
+ *
+ * - Reads (select, read, and TypeORM repository reads outside a transaction) see committed data
+ *   only: on SQLite they run on a read-only connection (see SqliteConnections); on PostgreSQL
+ *   each has a pooled connection of its own.
+ * - Writes (execute, write, transaction, groupedTransaction) are transactions: on SQLite they take
+ *   turns on the one writer connection, wait for another process's lock without blocking the
+ *   event loop, and fail with a 503 past SQLITE_LOCK_TIMEOUT_MS; concurrent single statements
+ *   and grouped transactions share one commit.
+ *
+ * Feature code uses it through its repositories; `dataSource` stays available for TypeORM's
+ * metadata and query builders (whose reads are routed as above).
+ */
+@Injectable()
+export class Database implements OnModuleDestroy {
+  readonly dialect: 'sqlite' | 'postgres';
+  private readonly templates: StatementTemplates;
+  private readonly writes: TurnBatcher<Statement, StatementResult>;
+  private readonly groups: TurnBatcher<ManagerWork, unknown>;
+
+  private constructor(
+    readonly dataSource: DataSource,
+    private readonly sqlite: SqliteConnections | undefined,
+  ) {
+    this.dialect = sqlite ? 'sqlite' : 'postgres';
+    this.templates = new StatementTemplates(dataSource);
+    this.writes = new TurnBatcher(Infinity, (statements) => this.commitTogether(statements));
+    this.groups = new TurnBatcher(MAX_GROUP_SIZE, (works) => this.transactTogether(works));
+  }
+
+  /** Wraps an initialised (migrated) DataSource; on SQLite opens the reader beside it. */
+  static async open(dataSource: DataSource, options: DatabaseOptions): Promise<Database> {
+    const sqlite =
+      dataSource.options.type === 'better-sqlite3'
+        ? await SqliteConnections.open(dataSource, options.lockTimeoutMs)
+        : undefined;
+    return new Database(dataSource, sqlite);
+  }
+
+  async onModuleDestroy() {
+    await this.sqlite?.close();
+  }
+
+  /**
+   * `text` with `:name` / `:...list` parameters, in the driver's own placeholder style (translated
+   * once per text; repeated texts are prepared once per connection).
+   */
+  sql(text: string, parameters: ObjectLiteral = {}): Statement {
+    return this.templates.build(text, parameters);
+  }
+
+  /**
+   * The driver's positional placeholder for the parameter at `index` (0-based), for statements
+   * built by hand: named parameters cost a regex pass each, too much for a 10,000-row insert.
+   */
+  parameter(index: number): string {
+    return this.dataSource.driver.createParameter('p', index);
+  }
+
+  /** One read statement on committed data. */
+  async select(statement: Statement): Promise<Row[]> {
+    const sqlite = this.sqlite;
+    if (sqlite) {
+      if (sqlite.separateReader) return sqlite.run(sqlite.reader, statement).rows;
+      return sqlite.inTurn(() => sqlite.run(sqlite.reader, statement).rows);
+    }
+    const pool = postgresPoolOf(this.dataSource);
+    if (!statement.prepared || !pool) {
+      return (await this.dataSource.query(statement.sql, statement.params)) as Row[];
+    }
+    // Straight to the pool, as a named statement: no query runner to create and release, and the
+    // server parses and plans the text once per connection instead of on every request.
+    this.dataSource.logger.logQuery(statement.sql, statement.params);
+    const result = await pool.query({
+      name: statement.prepared,
+      text: statement.sql,
+      values: statement.params,
+    });
+    return result.rows as Row[];
+  }
+
+  /** Several reads that must see one snapshot (a total and the page it describes). */
+  async read<T>(work: () => Work<T>): Promise<T> {
+    const sqlite = this.sqlite;
+    if (sqlite) {
+      const body = () =>
+        sqlite.readTransaction(() => drive(work(), (s) => sqlite.run(sqlite.reader, s)));
+      return sqlite.separateReader ? body() : sqlite.inTurn(body);
+    }
+    // REPEATABLE READ: every read of the work sees the same snapshot.
+    return this.onPostgresRunner('REPEATABLE READ', work);
+  }
+
+  /** Statements that must land together (rows and what they imply), as one transaction. */
+  write<T>(work: () => Work<T>): Promise<T> {
+    const sqlite = this.sqlite;
+    if (sqlite) {
+      // Synchronous inside its transaction: nothing can interleave, and no await holds the lock.
+      return sqlite.writeTransaction(() => drive(work(), (s) => sqlite.run(sqlite.writer, s)));
+    }
+    return this.onPostgresRunner(undefined, work);
+  }
+
+  /**
+   * One statement, atomic by itself (e.g. UPDATE … RETURNING), answered once it is committed. On
+   * SQLite, statements issued in the same turn of the event loop (concurrent requests) share one
+   * commit, which costs far more than a one-row UPDATE (BENCHMARKS.md); on PostgreSQL each
+   * commits on its own.
+   */
+  async execute(statement: Statement): Promise<StatementResult> {
+    if (this.sqlite) return this.writes.submit(statement);
+    const runner = this.dataSource.createQueryRunner('master');
+    try {
+      return await runPostgres(runner, statement);
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /**
+   * A write transaction through TypeORM's EntityManager, for work that awaits between statements
+   * (webhook handlers). On SQLite it holds the writer until it ends; other writes wait their turn,
+   * reads do not wait.
+   */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (!this.sqlite) return this.dataSource.transaction(work);
+    return this.sqlite.writeTransaction(async () => {
+      // TypeORM's one query runner for the writer; the transaction was begun by writeTransaction.
+      const runner = this.dataSource.createQueryRunner('master');
+      markTransaction(runner, true);
+      try {
+        return await work(runner.manager);
+      } finally {
+        markTransaction(runner, false);
+      }
+    });
+  }
+
+  /**
+   * transaction(), for hot paths whose work is one small unit (a webhook delivery): on SQLite the
+   * works started in the same turn of the event loop share one transaction and so one commit.
+   * Each work runs in a savepoint of its own, one after the other: one that throws is undone alone
+   * and only its caller gets the error. Every caller is answered after the shared commit; if
+   * SQLite abandons the transaction or the commit fails, every caller of the group gets the error
+   * and nothing of the group is kept. On PostgreSQL, transaction() as it is.
+   */
+  groupedTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (!this.sqlite) return this.dataSource.transaction(work);
+    return this.groups.submit(work) as Promise<T>;
+  }
+
+  /** False unless SQLite writes have found the file locked by another process past the bound. */
+  writesBlocked(): boolean {
+    return this.sqlite?.writesBlocked() ?? false;
+  }
+
+  private commitTogether(statements: Statement[]): Promise<Outcome<StatementResult>[]> {
+    const sqlite = this.sqlite!;
+    return sqlite.writeTransaction(() =>
+      statements.map((statement) => {
+        try {
+          return { value: sqlite.run(sqlite.writer, statement) };
+        } catch (error) {
+          // SQLite abandoned the transaction (I/O error, disk full…): the batch fails as one.
+          if (!sqlite.writer.inTransaction) throw error;
+          return { error };
+        }
+      }),
+    );
+  }
+
+  private transactTogether(works: ManagerWork[]): Promise<Outcome<unknown>[]> {
+    const writer = this.sqlite!.writer;
+    return this.transaction(async (manager) => {
+      if (works.length === 1) return [{ value: await works[0](manager) }];
+      const outcomes: Outcome<unknown>[] = [];
+      for (const each of works) {
+        try {
+          outcomes.push({ value: await manager.transaction(each) }); // a savepoint
+        } catch (error) {
+          // SQLite abandoned the transaction (I/O error, disk full…): the group fails as one.
+          if (!writer.inTransaction) throw error;
+          outcomes.push({ error });
+        }
+      }
+      return outcomes;
+    });
+  }
+
+  private async onPostgresRunner<T>(
+    isolation: 'REPEATABLE READ' | undefined,
+    work: () => Work<T>,
+  ): Promise<T> {
+    const runner = this.dataSource.createQueryRunner('master');
+    try {
+      await runner.startTransaction(isolation);
+      const steps = work();
+      let step = steps.next();
+      while (!step.done) step = steps.next(await runPostgres(runner, step.value));
+      await runner.commitTransaction();
+      return step.value;
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+}
+
+function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {
+  let step = steps.next();
+  while (!step.done) step = steps.next(run(step.value));
+  return step.value;
+}
+
+async function runPostgres(
+  runner: QueryRunner,
+  { sql, params }: Statement,
+): Promise<StatementResult> {
+  const result = await runner.query(sql, params, true);
+  return { rows: result.records ?? [], affected: result.affected ?? 0 };
+}

@@ -1,0 +1,126 @@
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import {
+  markTransaction,
+  postgresPoolOf,
+  routeReads,
+  sqliteConnectionOf,
+} from './typeorm-internals.js';
+
+/**
+ * Pins every TypeORM internal the service relies on (typeorm-internals.ts), against real
+ * connections: if an upgrade renames a driver field or changes how reads pick their runner, this
+ * fails here rather than in production.
+ */
+describe('TypeORM internals', () => {
+  const file = join(tmpdir(), `typeorm-internals-${process.pid}.sqlite`);
+  let writer: DataSource;
+  let reader: DataSource;
+
+  beforeAll(async () => {
+    writer = new DataSource({ type: 'better-sqlite3', database: file });
+    await writer.initialize();
+    sqliteConnectionOf(writer)!.pragma('journal_mode = WAL');
+    await writer.query('CREATE TABLE items (name TEXT NOT NULL)');
+    reader = new DataSource({ type: 'better-sqlite3', database: file, readonly: true });
+    await reader.initialize();
+  });
+
+  afterAll(async () => {
+    await reader.destroy();
+    await writer.destroy();
+    for (const ext of ['', '-wal', '-shm']) rmSync(file + ext, { force: true });
+  });
+
+  const names = (source: DataSource) =>
+    source
+      .createQueryBuilder()
+      .select('name')
+      .from('items', 'i')
+      .orderBy('name')
+      .getRawMany<{ name: string }>();
+
+  it("finds better-sqlite3's connection: the one TypeORM's queries run on", async () => {
+    const connection = sqliteConnectionOf(writer)!;
+    expect(connection.open).toBe(true);
+    expect(connection.readonly).toBe(false);
+    connection.exec('BEGIN');
+    try {
+      await writer.query(`INSERT INTO items (name) VALUES ('shared')`);
+      expect(connection.prepare('SELECT COUNT(*) AS n FROM items').get()).toEqual({ n: 1 });
+    } finally {
+      connection.exec('ROLLBACK');
+    }
+    expect(sqliteConnectionOf(reader)!.readonly).toBe(true);
+    expect(postgresPoolOf(writer)).toBeUndefined();
+  });
+
+  it('sends query-builder reads to the reader, everything else to the writer', async () => {
+    const writerConnection = sqliteConnectionOf(writer)!;
+    await writer.query(`INSERT INTO items (name) VALUES ('committed')`);
+    routeReads(writer, reader);
+    writerConnection.exec('BEGIN');
+    try {
+      await writer.query(`INSERT INTO items (name) VALUES ('uncommitted')`);
+      expect(await names(writer)).toEqual([{ name: 'committed' }]);
+      expect(await writer.query('SELECT name FROM items ORDER BY name')).toEqual([
+        { name: 'committed' },
+        { name: 'uncommitted' },
+      ]);
+      // Inside a transaction the reads stay on the transaction's runner.
+      const runner = writer.createQueryRunner('master');
+      expect(
+        await runner.manager
+          .createQueryBuilder()
+          .select('name')
+          .from('items', 'i')
+          .orderBy('name')
+          .getRawMany(),
+      ).toHaveLength(2);
+    } finally {
+      writerConnection.exec('ROLLBACK');
+    }
+  });
+
+  it('lets a runner work inside a transaction begun outside TypeORM (savepoints)', async () => {
+    const connection = sqliteConnectionOf(writer)!;
+    const runner = writer.createQueryRunner('master');
+    connection.exec('BEGIN IMMEDIATE');
+    markTransaction(runner, true);
+    try {
+      expect(runner.isTransactionActive).toBe(true);
+      await runner.manager.transaction(async (m) => {
+        await m.query(`INSERT INTO items (name) VALUES ('kept')`);
+      });
+      await runner.manager
+        .transaction(async (m) => {
+          await m.query(`INSERT INTO items (name) VALUES ('undone')`);
+          throw new Error('undo this one');
+        })
+        .catch(() => undefined);
+      expect(connection.inTransaction).toBe(true); // savepoints only: still ours to end
+    } finally {
+      markTransaction(runner, false);
+    }
+    connection.exec('COMMIT');
+    expect(runner.isTransactionActive).toBe(false);
+    // And TypeORM's own transactions work as before afterwards.
+    await writer.transaction((m) => m.query(`INSERT INTO items (name) VALUES ('later')`));
+    expect((await names(writer)).map((r) => r.name)).toEqual(['committed', 'kept', 'later']);
+  });
+
+  const postgresUrl = process.env.TEST_DATABASE_URL;
+  (postgresUrl ? it : it.skip)("finds pg's pool behind a PostgreSQL data source", async () => {
+    const source = new DataSource({ type: 'postgres', url: postgresUrl });
+    await source.initialize();
+    try {
+      const pool = postgresPoolOf(source)!;
+      expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      expect(sqliteConnectionOf(source)).toBeUndefined();
+    } finally {
+      await source.destroy();
+    }
+  });
+});

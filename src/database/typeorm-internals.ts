@@ -1,0 +1,48 @@
+import type { Database as SqliteConnection } from 'better-sqlite3';
+import type { Pool } from 'pg';
+import type { DataSource, QueryRunner, ReplicationMode } from 'typeorm';
+
+/*
+ * Every use of TypeORM's undocumented driver and query-runner state, in one file, each checked by
+ * typeorm-internals.spec.ts: a TypeORM upgrade that changes one of them fails that spec instead
+ * of the service.
+ */
+
+/** better-sqlite3's one connection behind `dataSource`, or undefined on PostgreSQL. */
+export function sqliteConnectionOf(dataSource: DataSource): SqliteConnection | undefined {
+  if (dataSource.options.type !== 'better-sqlite3') return undefined;
+  return (dataSource.driver as unknown as { databaseConnection: SqliteConnection })
+    .databaseConnection;
+}
+
+/** The pg pool behind `dataSource`, or undefined on SQLite. */
+export function postgresPoolOf(dataSource: DataSource): Pool | undefined {
+  if (dataSource.options.type !== 'postgres') return undefined;
+  return (dataSource.driver as unknown as { master: Pool }).master;
+}
+
+/**
+ * Sends every read TypeORM issues outside a transaction (find*, count, getMany… — the query
+ * builder asks its driver for a 'slave' runner for those) to `reader`'s connection, and all the
+ * rest (writes, raw queries, transactions) to `writer`'s, as TypeORM's replication does for
+ * PostgreSQL and MySQL. The better-sqlite3 driver has no replication of its own.
+ */
+export function routeReads(writer: DataSource, reader: DataSource): void {
+  const driver = writer.driver as unknown as {
+    createQueryRunner(mode: ReplicationMode): QueryRunner;
+  };
+  const own = driver.createQueryRunner.bind(driver);
+  driver.createQueryRunner = (mode) =>
+    mode === 'slave' ? reader.driver.createQueryRunner('slave') : own(mode);
+}
+
+/**
+ * Makes `runner` believe a transaction is open (the caller began it itself, e.g. with BEGIN
+ * IMMEDIATE, which TypeORM cannot issue) or closed again (the caller ended it): with it open,
+ * `runner.manager.transaction()` makes a savepoint and `save()` starts no transaction of its own.
+ */
+export function markTransaction(runner: QueryRunner, open: boolean): void {
+  const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
+  state.isTransactionActive = open;
+  state.transactionDepth = open ? 1 : 0;
+}

@@ -1,0 +1,152 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Database } from '../database/database.js';
+import type { Work } from '../database/statement.js';
+import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
+import { In } from 'typeorm';
+import type { Row } from '../database/statement.js';
+import { Page } from '../pagination/page.js';
+import type { PageRequest } from '../pagination/page-query.dto.js';
+import { blockEnd, locate, toBlockCounts } from '../pagination/positions.js';
+import { WebhookEvent, type WebhookStatus } from './webhook-event.entity.js';
+
+/**
+ * A client's events with optional event name and status, as one statement text for every filter
+ * combination (prepared once); the casts type the parameters for PostgreSQL when they are null.
+ */
+const MATCHES = `client_id = :client
+  AND (CAST(:event AS varchar(100)) IS NULL OR event = :event)
+  AND (CAST(:status AS varchar(16)) IS NULL OR status = :status)`;
+
+/** The filters of GET /v2/webhooks. */
+export interface WebhookEventFilters {
+  event?: string;
+  status?: WebhookStatus;
+}
+
+/**
+ * Every query of `webhook_events`. Writes take the EntityManager of the transaction the event is
+ * processed in (its handler's writes must commit or roll back with it); reads go through Database.
+ */
+@Injectable()
+export class WebhookEventsRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * One client's events, newest stored first (by `seq`). The exact total and the page's place
+   * come from the block counts the database keeps (pagination/positions.ts), read in one
+   * snapshot with the page's ids.
+   */
+  async page(
+    clientId: string,
+    filters: WebhookEventFilters,
+    request: PageRequest,
+  ): Promise<Page<WebhookEvent>> {
+    const db = this.db;
+    const filter = {
+      client: clientId,
+      event: filters.event ?? null,
+      status: filters.status ?? null,
+    };
+    const { ids, total } = await db.read(function* (): Work<{ ids: string[]; total: number }> {
+      const blocks = yield db.sql(
+        `SELECT block, SUM(rows) AS rows FROM (
+           SELECT block, rows FROM webhook_event_blocks WHERE ${MATCHES}
+           UNION ALL
+           SELECT block, rows FROM webhook_event_block_changes WHERE ${MATCHES}
+         ) counted GROUP BY block ORDER BY block DESC`,
+        filter,
+      );
+      const { total, start } = locate(toBlockCounts(blocks.rows), request.offset);
+      if (!start) return { ids: [], total };
+      const page = yield db.sql(
+        `SELECT id FROM webhook_events WHERE ${MATCHES} AND seq < :before
+         ORDER BY seq DESC LIMIT :limit OFFSET :skip`,
+        { ...filter, before: blockEnd(start.block), limit: request.limit, skip: start.skip },
+      );
+      return { ids: page.rows.map((row: Row) => String(row.id)), total };
+    });
+    if (ids.length === 0) return new Page([], total, request);
+    const rows = await db.dataSource.getRepository(WebhookEvent).findBy({ id: In(ids) });
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    // A row pruned between the two reads is left out rather than failing the page.
+    const items = ids.flatMap((id) => byId.get(id) ?? []);
+    return new Page(items, total, request);
+  }
+
+  /** The event with this id; with `clientId`, only if that client sent it (the CLI sees all). */
+  findById(id: string, clientId?: string): Promise<WebhookEvent | null> {
+    return this.db.dataSource
+      .getRepository(WebhookEvent)
+      .findOneBy(clientId === undefined ? { id } : { id, clientId });
+  }
+
+  /** Ids of failed events after `after` (all when undefined), oldest first. */
+  async failedIds(after: string | undefined, limit: number): Promise<string[]> {
+    const query = this.db.dataSource
+      .getRepository(WebhookEvent)
+      .createQueryBuilder('e')
+      .select('e.id')
+      .where('e.status = :status', { status: 'failed' })
+      .orderBy('e.id', 'ASC')
+      .limit(limit);
+    if (after) query.andWhere('e.id > :after', { after });
+    return (await query.getMany()).map((row) => row.id);
+  }
+
+  /**
+   * Inserts the row unless an event with its (event, dedupe_key) is stored already ("ON CONFLICT
+   * DO NOTHING"): true when it went in.
+   */
+  insertUnlessDuplicate(manager: EntityManager, row: WebhookEvent): Promise<boolean> {
+    return insertUnlessConflict(manager, WebhookEvent, row);
+  }
+
+  /** The event stored under this event name and dedupe key (inside `manager`'s transaction). */
+  findByKey(manager: EntityManager, row: Pick<WebhookEvent, 'event' | 'dedupeKey'>) {
+    return manager.findOneByOrFail(WebhookEvent, { event: row.event, dedupeKey: row.dedupeKey });
+  }
+
+  findByIdIn(manager: EntityManager, id: string): Promise<WebhookEvent> {
+    return manager.findOneByOrFail(WebhookEvent, { id });
+  }
+
+  /**
+   * Marks a failed event processed, one more attempt; false when it was not failed any more
+   * (another claimer got it first: only one runs the handler).
+   */
+  async claimFailed(manager: EntityManager, id: string): Promise<boolean> {
+    const now = new Date();
+    const claim = await manager
+      .createQueryBuilder()
+      .update(WebhookEvent)
+      .set({
+        status: 'processed',
+        attempts: () => 'attempts + 1',
+        lastError: null,
+        processedAt: now,
+        lastAttemptAt: now,
+      })
+      .where('id = :id AND status = :status', { id, status: 'failed' })
+      .execute();
+    return !!claim.affected;
+  }
+
+  /** One more failed attempt on the failed event stored under this key. */
+  async recordAnotherFailure(
+    manager: EntityManager,
+    row: Pick<WebhookEvent, 'event' | 'dedupeKey'>,
+    lastError: string,
+  ): Promise<void> {
+    await manager
+      .createQueryBuilder()
+      .update(WebhookEvent)
+      .set({ attempts: () => 'attempts + 1', lastError, lastAttemptAt: new Date() })
+      .where('event = :event AND dedupe_key = :dedupeKey AND status = :status', {
+        event: row.event,
+        dedupeKey: row.dedupeKey,
+        status: 'failed',
+      })
+      .execute();
+  }
+}
