@@ -33,9 +33,6 @@ export class CreateListPositions1763800006000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(
-      `CREATE TABLE counters (name varchar(64) PRIMARY KEY, value integer NOT NULL DEFAULT 0)`,
-    );
     await dropPositionBlocks(queryRunner, 'customers');
     await createRowCounter(queryRunner, 'customers');
     const postgres = queryRunner.connection.options.type === 'postgres';
