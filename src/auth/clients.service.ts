@@ -46,7 +46,7 @@ export class ClientsService {
       createdAt: Date.now(),
     });
     await inTurn(this.clients.manager.connection, () => this.clients.insert(client));
-    this.state.clientChanged(client);
+    await this.state.clientChanged(client);
     return { clientId: client.id, clientSecret };
   }
 
@@ -61,7 +61,7 @@ export class ClientsService {
     await inTurn(this.clients.manager.connection, () =>
       this.clients.update(client.id, { disabled: true, tokensNotBefore: client.tokensNotBefore }),
     );
-    this.state.clientChanged(client);
+    await this.state.clientChanged(client);
     this.verifier.forgetClient(client.id);
     return { clientId: client.id, tokensNotBefore: client.tokensNotBefore };
   }

@@ -85,8 +85,9 @@ describe('signing keys and metadata', () => {
       await sources[0].runMigrations();
       await Promise.all(sources.slice(1).map((s) => s.initialize()));
       const config = new ConfigService({}) as never;
+      // load() alone: no cluster messages here.
       const instances = sources.map(
-        (s) => new SigningKeysService(s.getRepository(SigningKey), config),
+        (s) => new SigningKeysService(s.getRepository(SigningKey), config, undefined as never),
       );
       await Promise.all(instances.map((i) => i.load()));
 
