@@ -6,6 +6,7 @@ import { CreateOAuthRevokedTokens1763800001002 } from './migrations/176380000100
 import { CreateOAuthSigningKeys1763800001003 } from './migrations/1763800001003-CreateOAuthSigningKeys.js';
 import { CreateWebhookEvents1763800003000 } from './migrations/1763800003000-CreateWebhookEvents.js';
 import { CreateCompletedAttempts1763800003010 } from './migrations/1763800003010-CreateCompletedAttempts.js';
+import { WebhookSenders1763800004000 } from './migrations/1763800004000-WebhookSenders.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   CreateCounters1763800002000,
   CreateWebhookEvents1763800003000,
   CreateCompletedAttempts1763800003010,
+  WebhookSenders1763800004000,
 ];

@@ -9,17 +9,22 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
  * rolled back), so a row never claims work that did not happen.
  */
 @Entity({ name: 'webhook_events' })
-@Unique('UQ_webhook_events_event_dedupe_key', ['event', 'dedupeKey'])
+@Unique('UQ_webhook_events_client_event_dedupe_key', ['clientId', 'event', 'dedupeKey'])
 @Index('IDX_webhook_events_status_id', ['status', 'id'])
+@Index('IDX_webhook_events_client_id_id', ['clientId', 'id'])
 export class WebhookEvent {
   /** UUIDv7: time-ordered, so ordering by id is ordering by arrival. */
   @PrimaryColumn({ type: 'uuid' })
   id: string;
 
+  /** The OAuth client that sent it: only that client sees it; '' for a sender never recorded. */
+  @Column({ name: 'client_id', type: 'varchar', length: 64, default: '' })
+  clientId: string;
+
   @Column({ type: 'varchar', length: 100 })
   event: string;
 
-  /** What makes a redelivery recognisable; see dedupeKeyOf(). Unique per event. */
+  /** What makes a redelivery recognisable; see dedupeKeyOf(). Unique per client and event. */
   @Column({ name: 'dedupe_key', type: 'varchar', length: 255 })
   dedupeKey: string;
 

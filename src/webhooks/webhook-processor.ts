@@ -37,7 +37,7 @@ class HandlerFailure extends Error {
  *
  * Guarantees and how they are kept:
  * - First delivery wins: the event row is inserted with "ON CONFLICT DO NOTHING" against the
- *   unique (event, dedupe_key) constraint, in the same transaction as the handler. A concurrent
+ *   unique (client_id, event, dedupe_key) constraint, in the same transaction as the handler. A concurrent
  *   duplicate waits for that transaction (PostgreSQL's unique index; SQLite's single writer) and
  *   then finds the row instead of running the handler again.
  * - One transaction per event on the happy path: insert (already marked processed), handler's
@@ -65,8 +65,9 @@ export class WebhookProcessor {
     const now = new Date();
     const row: WebhookEvent = {
       id: uuidv7(now.getTime()),
+      clientId: source.clientId,
       event: webhook.event,
-      dedupeKey: dedupeKeyOf(webhook, payload, source),
+      dedupeKey: dedupeKeyOf(webhook, payload, source.senderKey),
       payload: JSON.stringify(raw),
       status: 'processed',
       attempts: 1,
@@ -78,10 +79,16 @@ export class WebhookProcessor {
       // Concurrent deliveries share one commit on SQLite, each in its own savepoint.
       return await groupedTransaction(this.dataSource, async (manager) => {
         if (await insertUnlessConflict(manager, WebhookEvent, row)) {
-          await runHandler(webhook, payload, { manager, eventId: row.id, attempt: 1 });
+          await runHandler(webhook, payload, {
+            manager,
+            eventId: row.id,
+            clientId: row.clientId,
+            attempt: 1,
+          });
           return row;
         }
         const first = await manager.findOneByOrFail(WebhookEvent, {
+          clientId: row.clientId,
           event: row.event,
           dedupeKey: row.dedupeKey,
         });
@@ -157,7 +164,12 @@ export class WebhookProcessor {
         new Error(`The stored payload is not valid any more: ${JSON.stringify(checked.errors)}`),
       );
     }
-    await runHandler(webhook, checked.payload, { manager, eventId: row.id, attempt: row.attempts });
+    await runHandler(webhook, checked.payload, {
+      manager,
+      eventId: row.id,
+      clientId: row.clientId,
+      attempt: row.attempts,
+    });
     return row;
   }
 
@@ -185,13 +197,16 @@ export class WebhookProcessor {
         .createQueryBuilder()
         .update(WebhookEvent)
         .set({ attempts: () => 'attempts + 1', lastError })
-        .where('event = :event AND dedupe_key = :dedupeKey AND status = :status', {
-          event: row.event,
-          dedupeKey: row.dedupeKey,
-          status: 'failed',
-        })
+        .where(
+          'client_id = :clientId AND event = :event AND dedupe_key = :dedupeKey AND status = :status',
+          { clientId: row.clientId, event: row.event, dedupeKey: row.dedupeKey, status: 'failed' },
+        )
         .execute();
-      return manager.findOneByOrFail(WebhookEvent, { event: row.event, dedupeKey: row.dedupeKey });
+      return manager.findOneByOrFail(WebhookEvent, {
+        clientId: row.clientId,
+        event: row.event,
+        dedupeKey: row.dedupeKey,
+      });
     });
   }
 }
@@ -205,18 +220,18 @@ async function runHandler(webhook: RegisteredWebhook, payload: object, context: 
 }
 
 /**
- * What identifies a redelivery: the sender's key when it sent one (scoped to the sending client,
- * since two platforms may well both number their messages from 1), else the event's natural key.
- * Keys too long for the column are hashed.
+ * What identifies a redelivery from one client (keys are stored with the client: two platforms
+ * may well both number their messages from 1): the sender's key when it sent one, else the
+ * event's natural key. Keys too long for the column are hashed.
  */
 export function dedupeKeyOf(
   webhook: RegisteredWebhook,
   payload: object,
-  { clientId, senderKey }: DeliverySource,
+  senderKey: string | undefined,
 ): string {
   let key: string;
   if (senderKey) {
-    key = `sender:${clientId}:${senderKey}`;
+    key = `sender:${senderKey}`;
   } else {
     const natural = webhook.dedupeKey(payload);
     // A missing key would make every later event a "redelivery" of the first: refuse instead.

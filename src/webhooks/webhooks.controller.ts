@@ -79,12 +79,15 @@ export class WebhooksController {
     return WebhookAcceptedDto.from(row);
   }
 
-  /** Received webhooks, newest first. */
+  /** Webhooks the calling client sent, newest first. */
   @Get()
   @RequireScopes('webhooks:read')
   @ApiPaginatedResponse(WebhookEventDto)
-  list(@Query() query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
-    return this.webhooks.list(query);
+  list(
+    @Query() query: WebhookListQueryDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<Page<WebhookEventDto>> {
+    return this.webhooks.list(query, principal.clientId);
   }
 
   /** The accepted event names, each with its payload's JSON schema. */
@@ -105,8 +108,11 @@ export class WebhooksController {
   @Get(':id')
   @RequireScopes('webhooks:read')
   @ApiDataResponse(WebhookEventDto)
-  @ApiNotFoundResponse({ schema: { example: { message: 'Webhook not found.' } } })
-  get(@Param('id') id: string): Promise<WebhookEventDto> {
-    return this.webhooks.get(id);
+  @ApiNotFoundResponse({
+    schema: { example: { message: 'Webhook not found.' } },
+    description: 'Unknown, or sent by another client.',
+  })
+  get(@Param('id') id: string, @CurrentPrincipal() principal: Principal): Promise<WebhookEventDto> {
+    return this.webhooks.get(id, principal.clientId);
   }
 }

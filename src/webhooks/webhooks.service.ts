@@ -22,19 +22,20 @@ export class WebhooksService {
     private readonly registry: WebhookRegistry,
   ) {}
 
-  /** Newest first (ids are time-ordered UUIDv7s). */
-  async list(query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
-    const qb = this.events.createQueryBuilder('e');
+  /** The client's own events, newest first (ids are time-ordered UUIDv7s). */
+  async list(query: WebhookListQueryDto, clientId: string): Promise<Page<WebhookEventDto>> {
+    const qb = this.events.createQueryBuilder('e').where('e.client_id = :clientId', { clientId });
     if (query.event !== undefined) qb.andWhere('e.event = :event', { event: query.event });
     if (query.status !== undefined) qb.andWhere('e.status = :status', { status: query.status });
     const page = await paginate(qb, toPageRequest(query), { orderBy: 'id', order: 'DESC' });
     return page.map((row) => WebhookEventDto.from(row));
   }
 
-  async get(id: string): Promise<WebhookEventDto> {
+  /** One of the client's own events; another client's is not found, like an unknown one. */
+  async get(id: string, clientId: string): Promise<WebhookEventDto> {
     // Anything that is not a UUID names no webhook (and PostgreSQL would refuse it as a uuid).
     const row = UUID_PATTERN.test(id)
-      ? await this.events.findOneBy({ id: id.toLowerCase() })
+      ? await this.events.findOneBy({ id: id.toLowerCase(), clientId })
       : null;
     if (!row) throw new WebhookNotFoundException();
     return WebhookEventDto.from(row);
