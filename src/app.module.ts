@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module.js';
+import { ClusterModule } from './cluster/cluster.module.js';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
 import { AppValidationPipe } from './common/pipes/validation.pipe.js';
 import { validateEnvironment } from './config/environment.js';
@@ -23,6 +24,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
     }),
     LoggingModule,
     DatabaseModule,
+    ClusterModule,
     HealthModule,
     AuthModule,
     EnvelopeModule,

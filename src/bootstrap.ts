@@ -6,6 +6,7 @@ import helmet from 'helmet';
 import qs from 'qs';
 import { parseForm, parseJson } from './common/parsers/body-parsers.js';
 import type { Environment } from './config/environment.js';
+import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { AppLogger } from './logging/app-logger.js';
 import { ROOT_LOGGER } from './logging/logging.module.js';
 import { logRequests } from './logging/request-log.js';
@@ -27,7 +28,7 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     // every request. Nest middleware would need middie again: remove this option then.
     skipMiddie: true,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: env.TRUST_PROXY,
+    trustProxy: fastifyTrustProxy(env.TRUST_PROXY),
     // Slow clients are cut off: idle sockets, headers that trickle in, bodies that never end.
     connectionTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
     requestTimeout: env.HTTP_REQUEST_TIMEOUT_MS,

@@ -9,6 +9,7 @@ import { RevokedToken } from './revoked-token.entity.js';
 import { SigningKey } from './signing-key.entity.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { BearerStrategy } from './strategies/bearer.strategy.js';
+import { ThrottlingService } from './throttling.service.js';
 import { TokenGrantService } from './token-grant.service.js';
 import { TokenStateService } from './token-state.service.js';
 import { TokenVerifier } from './token-verifier.service.js';
@@ -34,6 +35,7 @@ import { WellKnownController } from './well-known.controller.js';
     UsersService,
     RevocationService,
     TokenGrantService,
+    ThrottlingService,
     BearerStrategy,
   ],
   exports: [ClientsService, UsersService, RevocationService, TokenVerifier, AccessTokenService],

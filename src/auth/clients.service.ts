@@ -1,21 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { Database } from '../database/database.js';
-import type { Environment } from '../config/environment.js';
-import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import type { GrantType } from './grant-types.js';
 import { OAuthClient } from './oauth-client.entity.js';
 import type { ClientCredentials } from './oauth-request.js';
-import {
-  ClientNotFoundException,
-  InvalidClientException,
-  TooManyAttemptsException,
-} from './oauth.exceptions.js';
+import { ClientNotFoundException, InvalidClientException } from './oauth.exceptions.js';
 import type { Scope } from './scopes.js';
 import { generateClientSecret, hashClientSecret, verifyClientSecret } from './secret-hash.js';
+import { ThrottlingService } from './throttling.service.js';
 import { TokenStateService } from './token-state.service.js';
 import { TokenVerifier } from './token-verifier.service.js';
 
@@ -31,19 +25,13 @@ const PLAUSIBLE_ID = /^[\x21-\x7e]{1,64}$/;
 
 @Injectable()
 export class ClientsService {
-  private readonly failures: FixedWindowLimiter;
-
   constructor(
     @InjectRepository(OAuthClient) private readonly clients: Repository<OAuthClient>,
     private readonly db: Database,
     private readonly state: TokenStateService,
     private readonly verifier: TokenVerifier,
-    config: ConfigService<Environment, true>,
-  ) {
-    this.failures = new FixedWindowLimiter(
-      config.get('THROTTLE_TOKEN_FAILURES_PER_CLIENT', { infer: true }),
-    );
-  }
+    private readonly throttling: ThrottlingService,
+  ) {}
 
   /** Registers a client; the secret is returned here once and stored only as a hash. */
   async create(input: NewClient): Promise<{ clientId: string; clientSecret: string }> {
@@ -59,7 +47,7 @@ export class ClientsService {
       createdAt: Date.now(),
     });
     await this.db.transaction((manager) => manager.insert(OAuthClient, client));
-    this.state.clientChanged(client);
+    await this.state.clientChanged(client);
     return { clientId: client.id, clientSecret };
   }
 
@@ -77,31 +65,28 @@ export class ClientsService {
         tokensNotBefore: client.tokensNotBefore,
       }),
     );
-    this.state.clientChanged(client);
+    await this.state.clientChanged(client);
     this.verifier.forgetClient(client.id);
     return { clientId: client.id, tokensNotBefore: client.tokensNotBefore };
   }
 
   /**
    * The client, when the credentials are right and it is enabled; otherwise one answer for every
-   * case, after the same work. Failures count against the client id and, past the limit, the
-   * client id is refused (429) without looking at the secret until the minute is over.
+   * case, after the same work. Failures count against the client id from that address and, past
+   * the limit, the client id is refused (429) there without looking at the secret until the
+   * minute is over.
    */
-  async authenticate(credentials: ClientCredentials): Promise<OAuthClient> {
+  async authenticate(credentials: ClientCredentials, address: string): Promise<OAuthClient> {
     const { clientId, clientSecret, usedBasic } = credentials;
-    const retryAfter = this.failures.retryAfter(clientId);
-    if (retryAfter > 0) throw new TooManyAttemptsException(retryAfter);
+    const failures = this.throttling.clientFailuresFrom(clientId, address);
+    await failures.refuseIfExhausted();
 
     const client = PLAUSIBLE_ID.test(clientId)
       ? await this.clients.findOneBy({ id: clientId })
       : null;
     const secretMatches = verifyClientSecret(clientSecret, client?.secretHash);
     if (!client || !secretMatches || client.disabled) {
-      // Checked again after the await: in a concurrent burst, attempts past the limit that were
-      // already in flight are answered 429 too, so no more than the limit ever get a verdict.
-      const late = this.failures.retryAfter(clientId);
-      this.failures.record(clientId);
-      if (late > 0) throw new TooManyAttemptsException(late);
+      await failures.record();
       throw new InvalidClientException(usedBasic);
     }
     return client;

@@ -1,4 +1,4 @@
-import { Body, Controller, Header, Headers, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Header, Headers, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -40,7 +40,8 @@ const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
 /**
  * RFC 6749 token endpoint, RFC 7009 revocation, RFC 7662 introspection. Answers are never cached
  * (RFC 6749 §5.1; errors get the same headers from the global filter). Every request counts
- * against its address (THROTTLE_TOKEN_PER_IP); failed client authentication against the client id.
+ * against its address (THROTTLE_TOKEN_PER_IP); failed client authentication against the client id
+ * from that address.
  */
 @ApiTags('oauth')
 @RawResponse()
@@ -75,6 +76,7 @@ export class OAuthController {
   async token(
     @Headers('authorization') authorization: string | undefined,
     @Body() body: unknown,
+    @Ip() address: string,
   ): Promise<TokenResponseDto> {
     const params = readParams(body, TOKEN_PARAMS);
     const grantType = required(params, 'grant_type');
@@ -87,6 +89,7 @@ export class OAuthController {
     return this.grants.grant(
       { grantType, scope, username: params.username, password: params.password },
       credentials,
+      address,
     );
   }
 
@@ -110,9 +113,13 @@ export class OAuthController {
   async revoke(
     @Headers('authorization') authorization: string | undefined,
     @Body() body: unknown,
+    @Ip() address: string,
   ): Promise<void> {
     const params = readParams(body, TOKEN_OPERATION_PARAMS);
-    const client = await this.clients.authenticate(readClientCredentials(authorization, params));
+    const client = await this.clients.authenticate(
+      readClientCredentials(authorization, params),
+      address,
+    );
     await this.revocation.revokeForClient(required(params, 'token'), client.id);
   }
 
@@ -133,9 +140,10 @@ export class OAuthController {
   async introspect(
     @Headers('authorization') authorization: string | undefined,
     @Body() body: unknown,
+    @Ip() address: string,
   ): Promise<IntrospectionResponseDto> {
     const params = readParams(body, TOKEN_OPERATION_PARAMS);
-    await this.clients.authenticate(readClientCredentials(authorization, params));
+    await this.clients.authenticate(readClientCredentials(authorization, params), address);
     const active = await this.verifier.active(required(params, 'token'));
     if (!active) return { active: false };
     const { scope, client_id, exp, iat, sub, aud, iss, jti } = active.claims;

@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { calculateJwkThumbprint, importJWK, importPKCS8, type JWK } from 'jose';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { Repository } from 'typeorm';
+import { ClusterEvents } from '../cluster/cluster-events.js';
 import { Database } from '../database/database.js';
 import { ApiException } from '../common/exceptions/api.exception.js';
 import { Environment, InvalidEnvironmentError } from '../config/environment.js';
@@ -51,9 +52,12 @@ export class SigningKeysService implements OnModuleInit {
     @InjectRepository(SigningKey) private readonly keys: Repository<SigningKey>,
     private readonly config: ConfigService<Environment, true>,
     private readonly db: Database,
+    private readonly events: ClusterEvents,
   ) {}
 
   async onModuleInit() {
+    // A key change on any instance (publish 'signing-keys' after it) reaches every instance.
+    this.events.subscribe('signing-keys', () => this.load());
     await this.load();
   }
 

@@ -28,8 +28,13 @@ export class TokenGrantService {
     private readonly tokens: AccessTokenService,
   ) {}
 
-  async grant(request: TokenRequest, credentials: ClientCredentials): Promise<TokenResponseDto> {
-    const client = await this.clients.authenticate(credentials);
+  /** `address`: the caller's, which failure limits are counted by. */
+  async grant(
+    request: TokenRequest,
+    credentials: ClientCredentials,
+    address: string,
+  ): Promise<TokenResponseDto> {
+    const client = await this.clients.authenticate(credentials, address);
     const { grantType } = request;
     if (!isGrantType(grantType)) throw new UnsupportedGrantTypeException();
     if (!client.grants.includes(grantType)) {
@@ -43,7 +48,7 @@ export class TokenGrantService {
 
     let subject = client.id;
     if (grantType === 'password') {
-      const user = await this.users.authenticate(request.username!, request.password!);
+      const user = await this.users.authenticate(request.username!, request.password!, address);
       subject = String(user.id);
     }
     const accessToken = await this.tokens.sign({ clientId: client.id, subject, scopes });

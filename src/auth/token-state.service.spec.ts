@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import type { ConfigService } from '@nestjs/config';
 import type { Repository } from 'typeorm';
+import type { ClusterEvents, ClusterListener } from '../cluster/cluster-events.js';
 import type { Environment } from '../config/environment.js';
 import type { Database } from '../database/database.js';
 import type { OAuthClient } from './oauth-client.entity.js';
@@ -18,6 +19,9 @@ describe('TokenStateService (in-memory revocation state)', () => {
   let state: TokenStateService;
   /** When set, reading the clients waits until it is opened (to interleave a local change). */
   let gate: { opened: Promise<void>; open: () => void } | undefined;
+  /** Stands in for the other instances: what this one published, and a way to tell it things. */
+  let published: string[];
+  let receive: ClusterListener;
 
   beforeEach(async () => {
     jest.useFakeTimers({ now: NOW * 1000 });
@@ -42,12 +46,31 @@ describe('TokenStateService (in-memory revocation state)', () => {
       },
     } as unknown as Repository<OAuthClient>;
     const config = { get: () => 1000 } as unknown as ConfigService<Environment, true>;
-    // Writes (the periodic clean-up) run at once, in a transaction that deletes nothing.
+    // Writes run at once, in a transaction whose manager records revocations.
+    const insert = {
+      insert: () => insert,
+      into: () => insert,
+      values: (row: RevokedToken) => {
+        revokedRows.push({ jti: row.jti, expiresAt: row.expiresAt });
+        return insert;
+      },
+      orIgnore: () => insert,
+      execute: async () => undefined,
+    };
     const db = {
       transaction: (work: (manager: unknown) => Promise<unknown>) =>
-        work({ delete: async () => undefined }),
+        work({ delete: async () => undefined, createQueryBuilder: () => insert }),
     } as unknown as Database;
-    state = new TokenStateService(revocations, clients, config, db);
+    published = [];
+    const events = {
+      subscribe: (topic: string, listener: ClusterListener) => {
+        if (topic === 'token-state') receive = listener;
+      },
+      publish: async (topic: string, message: string) => {
+        if (topic === 'token-state') published.push(message);
+      },
+    } as unknown as ClusterEvents;
+    state = new TokenStateService(revocations, clients, config, db, events);
     await state.onModuleInit();
   });
 
@@ -100,9 +123,33 @@ describe('TokenStateService (in-memory revocation state)', () => {
     const finds = clientFinds;
     await jest.advanceTimersByTimeAsync(1000); // reload starts, reads the old row
     expect(clientFinds).toBe(finds + 1);
-    state.clientChanged({ id: 'c1', disabled: true, tokensNotBefore: NOW });
+    await state.clientChanged({ id: 'c1', disabled: true, tokensNotBefore: NOW });
     gate.open();
     await jest.advanceTimersByTimeAsync(0);
     expect(state.clientAccepts({ client_id: 'c1', iat: NOW + 1 })).toBe(false);
+  });
+
+  it('tells the other instances about its own changes', async () => {
+    await state.clientChanged({ id: 'c1', disabled: true, tokensNotBefore: NOW });
+    await state.revoke({ jti: 'j1', exp: NOW + 60 } as never);
+    expect(published.map((m) => JSON.parse(m) as unknown)).toEqual([
+      { client: { id: 'c1', disabled: true, notBefore: NOW } },
+      { revoked: { jti: 'j1', exp: NOW + 60 } },
+    ]);
+  });
+
+  it('applies changes pushed by another instance at once, without reading the database', async () => {
+    const finds = clientFinds;
+    await receive(JSON.stringify({ revoked: { jti: 'pushed', exp: NOW + 60 } }));
+    await receive(JSON.stringify({ client: { id: 'c1', disabled: true, notBefore: NOW } }));
+    expect(state.isRevoked('pushed')).toBe(true);
+    expect(state.clientAccepts({ client_id: 'c1', iat: NOW + 1 })).toBe(false);
+    expect(clientFinds).toBe(finds);
+  });
+
+  it('reloads when messages may have been missed (a channel was re-established)', async () => {
+    revokedRows.push({ jti: 'missed', expiresAt: NOW + 3600 });
+    await receive(null);
+    expect(state.isRevoked('missed')).toBe(true);
   });
 });

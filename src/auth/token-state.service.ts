@@ -2,6 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, MoreThan, Repository } from 'typeorm';
+import { ClusterEvents } from '../cluster/cluster-events.js';
 import { Database } from '../database/database.js';
 import type { Environment } from '../config/environment.js';
 import { CLOCK_LEEWAY_SECONDS, type AccessTokenClaims } from './access-tokens.service.js';
@@ -14,14 +15,21 @@ interface ClientState {
   notBefore: number | null;
 }
 
+/** What one instance tells the others (ClusterEvents' 'token-state' topic). */
+type TokenStateChange =
+  | { revoked: { jti: string; exp: number } }
+  | { client: { id: string; disabled: boolean; notBefore: number | null } };
+
 const CLEANUP_EVERY_MS = 60_000;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
  * What can make a correctly signed token unacceptable: its revocation, its client's disabling or
  * the client's `tokens_not_before`. Kept in memory so that checking a request never touches the
- * database; loaded at start, changed at once by this instance's own revocations, and reloaded every
- * REVOCATION_REFRESH_MS so that a change made by another instance (or the CLI) arrives within 5 s.
+ * database; loaded at start and changed at once by this instance's own revocations. Changes made
+ * by another instance (or the CLI) are pushed through ClusterEvents (within 1 s on PostgreSQL or
+ * Redis), and the state is reloaded every REVOCATION_REFRESH_MS all the same: the safety net for a
+ * lost message, and the only way on SQLite.
  */
 @Injectable()
 export class TokenStateService implements OnModuleInit, OnModuleDestroy {
@@ -42,9 +50,11 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
     @InjectRepository(OAuthClient) private readonly clientRows: Repository<OAuthClient>,
     private readonly config: ConfigService<Environment, true>,
     private readonly db: Database,
+    private readonly events: ClusterEvents,
   ) {}
 
   async onModuleInit() {
+    this.events.subscribe('token-state', (message) => this.receive(message));
     await this.reload();
     this.lastCleanup = Date.now();
     const every = this.config.get('REVOCATION_REFRESH_MS', { infer: true });
@@ -88,13 +98,36 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
         .orIgnore()
         .execute(),
     );
-    this.revoked.set(claims.jti, claims.exp);
+    const revoked = { jti: claims.jti, exp: claims.exp };
+    this.revoked.set(revoked.jti, revoked.exp);
+    await this.tell({ revoked });
   }
 
   /** Called after a client row changed (created, disabled) on this instance. */
-  clientChanged(client: Pick<OAuthClient, 'id' | 'disabled' | 'tokensNotBefore'>) {
+  async clientChanged(client: Pick<OAuthClient, 'id' | 'disabled' | 'tokensNotBefore'>) {
+    const change = { id: client.id, disabled: client.disabled, notBefore: client.tokensNotBefore };
+    this.apply({ client: change });
+    await this.tell({ client: change });
+  }
+
+  private tell(change: TokenStateChange) {
+    return this.events.publish('token-state', JSON.stringify(change));
+  }
+
+  /** Another instance's change (or our own, echoed); null: messages may have been missed. */
+  private async receive(message: string | null) {
+    if (message === null) return this.tick();
+    this.apply(JSON.parse(message) as TokenStateChange);
+  }
+
+  private apply(change: TokenStateChange) {
+    if ('revoked' in change) {
+      this.revoked.set(change.revoked.jti, change.revoked.exp);
+      return;
+    }
+    const { id, disabled, notBefore } = change.client;
     this.localChanges++;
-    this.clients.set(client.id, { disabled: client.disabled, notBefore: client.tokensNotBefore });
+    this.clients.set(id, { disabled, notBefore });
   }
 
   private async tick() {

@@ -1,16 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { Database } from '../database/database.js';
-import type { Environment } from '../config/environment.js';
-import { FixedWindowLimiter } from './fixed-window-limiter.js';
-import {
-  InvalidGrantException,
-  TooManyAttemptsException,
-  UsernameTakenException,
-} from './oauth.exceptions.js';
+import { InvalidGrantException, UsernameTakenException } from './oauth.exceptions.js';
 import { hashPassword, verifyPassword } from './password-hash.js';
+import { ThrottlingService } from './throttling.service.js';
 import { User } from './user.entity.js';
 
 /** 1–255 characters (the column), no control characters (a NUL byte fails a PostgreSQL query). */
@@ -26,17 +20,11 @@ export function isPlausibleUsername(username: string): boolean {
 /** Resource owners of the password grant. */
 @Injectable()
 export class UsersService {
-  private readonly failures: FixedWindowLimiter;
-
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     private readonly db: Database,
-    config: ConfigService<Environment, true>,
-  ) {
-    this.failures = new FixedWindowLimiter(
-      config.get('THROTTLE_TOKEN_FAILURES_PER_USER', { infer: true }),
-    );
-  }
+    private readonly throttling: ThrottlingService,
+  ) {}
 
   async create(username: string, password: string): Promise<{ id: number; username: string }> {
     if (await this.users.existsBy({ username })) throw new UsernameTakenException();
@@ -57,19 +45,16 @@ export class UsersService {
 
   /**
    * The user, when the password is right; otherwise invalid_grant after the same work whether or
-   * not the username exists. Failures count against the username (429 past the limit).
+   * not the username exists. Failures count against the username from that address and from
+   * all addresses together (429 past either limit).
    */
-  async authenticate(username: string, password: string): Promise<User> {
-    const retryAfter = this.failures.retryAfter(username);
-    if (retryAfter > 0) throw new TooManyAttemptsException(retryAfter);
+  async authenticate(username: string, password: string, address: string): Promise<User> {
+    const failures = this.throttling.passwordFailuresFrom(username, address);
+    await failures.refuseIfExhausted();
 
     const user = isPlausibleUsername(username) ? await this.users.findOneBy({ username }) : null;
     if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
-      // Checked again after the await (see ClientsService.authenticate): a burst gets no more
-      // than the limit's worth of verdicts.
-      const late = this.failures.retryAfter(username);
-      this.failures.record(username);
-      if (late > 0) throw new TooManyAttemptsException(late);
+      await failures.record();
       throw new InvalidGrantException();
     }
     return user;

@@ -16,10 +16,33 @@ describe('validateEnvironment', () => {
     });
   });
 
-  it('coerces numbers and booleans from strings', () => {
-    const env = validateEnvironment({ PORT: '8080', TRUST_PROXY: 'true' });
-    expect(env.PORT).toBe(8080);
-    expect(env.TRUST_PROXY).toBe(true);
+  it('coerces numbers from strings', () => {
+    expect(validateEnvironment({ PORT: '8080' }).PORT).toBe(8080);
+  });
+
+  it.each([
+    ['false', false],
+    ['0', false],
+    ['1', 1],
+    ['2', 2],
+    ['10.0.0.1', ['10.0.0.1']],
+    ['10.0.0.0/8, 127.0.0.1,::1,fd00::/8', ['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8']],
+    ['loopback,192.168.1.0/24', ['loopback', '192.168.1.0/24']],
+  ])('reads TRUST_PROXY=%s as Fastify trustProxy %o', (raw, expected) => {
+    expect(validateEnvironment({ TRUST_PROXY: raw }).TRUST_PROXY).toEqual(expected);
+  });
+
+  it.each([
+    [
+      'true',
+      /^Invalid configuration: TRUST_PROXY=true would believe any X-Forwarded-For .*write false, the number of proxies in front of the service \(e\.g\. 1\), or their addresses or CIDR ranges \(e\.g\. 10\.0\.0\.0\/8,127\.0\.0\.1\) \(got "true"\)$/,
+    ],
+    ['10.0.0.0/33', /TRUST_PROXY: "10\.0\.0\.0\/33" is not an address or CIDR range; write false/],
+    ['10.0.0.1,proxy.example', /TRUST_PROXY: "proxy\.example" is not an address or CIDR range/],
+    ['-1', /TRUST_PROXY: "-1" is not an address/],
+    ['yes', /TRUST_PROXY: "yes" is not an address/],
+  ])('refuses TRUST_PROXY=%s saying what to write instead', (raw, message) => {
+    expect(() => validateEnvironment({ TRUST_PROXY: raw })).toThrow(message);
   });
 
   it.each([
@@ -35,6 +58,7 @@ describe('validateEnvironment', () => {
       /SQLITE_LOCK_TIMEOUT_MS must be an integer from 100 to 60000/,
     ],
     [{ TOKEN_SIGNING_KEY: 'not a pem' }, /TOKEN_SIGNING_KEY must be a PEM private key/],
+    [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL must be redis:\/\/host:port/],
   ])('refuses %o with one line naming the variable', (raw, message) => {
     let error: unknown;
     try {

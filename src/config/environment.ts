@@ -7,17 +7,17 @@ import {
   Matches,
   Max,
   Min,
+  ValidateBy,
   ValidationError,
   validateSync,
 } from 'class-validator';
+import { isTrustProxy, toTrustProxy, trustProxyProblem, type TrustProxy } from './trust-proxy.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/app.sqlite';
 
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
-const toBool = ({ value }: { value: unknown }) =>
-  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 
 /**
  * Every environment variable the service reads. Validated once at boot; a bad value stops the
@@ -88,6 +88,15 @@ export class Environment {
   THROTTLE_TOKEN_FAILURES_PER_USER = 10;
 
   @Transform(toInt)
+  @IsInt({
+    message: 'THROTTLE_TOKEN_FAILURES_PER_USER_ALL_ADDRESSES must be a positive integer (a minute)',
+  })
+  @Min(1, {
+    message: 'THROTTLE_TOKEN_FAILURES_PER_USER_ALL_ADDRESSES must be a positive integer (a minute)',
+  })
+  THROTTLE_TOKEN_FAILURES_PER_USER_ALL_ADDRESSES = 100;
+
+  @Transform(toInt)
   @IsInt({ message: 'REVOCATION_REFRESH_MS must be an integer from 100 to 5000' })
   @Min(100, { message: 'REVOCATION_REFRESH_MS must be an integer from 100 to 5000' })
   @Max(5000, { message: 'REVOCATION_REFRESH_MS must be an integer from 100 to 5000' })
@@ -105,9 +114,23 @@ export class Environment {
   })
   CORS_ORIGINS?: string;
 
-  @Transform(toBool)
-  @IsIn([true, false], { message: 'TRUST_PROXY must be true or false' })
-  TRUST_PROXY = false;
+  /** Whose X-Forwarded-For is believed (the client address every limit is counted by). */
+  @Transform(toTrustProxy)
+  @ValidateBy({
+    name: 'isTrustProxy',
+    validator: { validate: isTrustProxy, defaultMessage: (args) => trustProxyProblem(args?.value) },
+  })
+  TRUST_PROXY: TrustProxy = false;
+
+  /**
+   * redis://[:password@]host:port/db. When set, throttling counters are shared by every instance
+   * using it, and token-state changes travel by its pub/sub; unset, each process counts alone.
+   */
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, {
+    message: 'REDIS_URL must be redis://host:port[/db] or rediss://…',
+  })
+  REDIS_URL?: string;
 
   @Transform(toInt)
   @IsInt({ message: 'HTTP_HEADERS_TIMEOUT_MS must be an integer from 100 to 120000' })

@@ -7,8 +7,7 @@ import { CreateOAuthRevokedTokens1763800001002 } from './migrations/176380000100
 import { CreateOAuthSigningKeys1763800001003 } from './migrations/1763800001003-CreateOAuthSigningKeys.js';
 import { CreateWebhookEvents1763800003000 } from './migrations/1763800003000-CreateWebhookEvents.js';
 import { CreateCompletedAttempts1763800003010 } from './migrations/1763800003010-CreateCompletedAttempts.js';
-
-import { AddWebhookEventClient1763800005000 } from './migrations/1763800005000-AddWebhookEventClient.js';
+import { WebhookSenders1763800004500 } from './migrations/1763800004500-WebhookSenders.js';
 import { CreateListPositions1763800006000 } from './migrations/1763800006000-CreateListPositions.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
@@ -22,6 +21,6 @@ export const migrations = [
   CreateWebhookEvents1763800003000,
   CreateCompletedAttempts1763800003010,
   CountCustomersByTrigger1763800004000,
-  AddWebhookEventClient1763800005000,
+  WebhookSenders1763800004500,
   CreateListPositions1763800006000,
 ];

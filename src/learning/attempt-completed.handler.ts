@@ -13,10 +13,14 @@ import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
   dedupeKey: (payload) => payload.attempt_id,
 })
 export class AttemptCompletedHandler implements WebhookEventHandler<AttemptCompletedPayload> {
-  async handle(payload: AttemptCompletedPayload, { manager }: WebhookContext): Promise<void> {
+  async handle(
+    payload: AttemptCompletedPayload,
+    { manager, clientId }: WebhookContext,
+  ): Promise<void> {
     // The same attempt can arrive as two different deliveries (e.g. two Idempotency-Keys);
-    // it is still recorded once. (A prepared insert: this runs for every event.)
+    // it is still recorded once per sender. (A prepared insert: this runs for every event.)
     await insertUnlessConflict(manager, CompletedAttempt, {
+      clientId,
       attemptId: payload.attempt_id,
       userId: payload.user_id,
       moduleId: payload.module_id,

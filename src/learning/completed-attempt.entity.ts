@@ -6,9 +6,16 @@ const bigintAsNumber: ValueTransformer = {
   from: (value: string | number | null) => (value === null ? null : Number(value)),
 };
 
-/** A learning attempt another platform reported as completed (learning.attempt.completed). */
+/**
+ * A learning attempt another platform reported as completed (learning.attempt.completed), once
+ * per sending client: attempt ids are the sender's own numbering.
+ */
 @Entity({ name: 'completed_attempts' })
 export class CompletedAttempt {
+  /** The OAuth client that reported it ('' for one recorded before senders were). */
+  @PrimaryColumn({ name: 'client_id', type: 'varchar', length: 64, default: '' })
+  clientId: string;
+
   @PrimaryColumn({ name: 'attempt_id', type: 'bigint', transformer: bigintAsNumber })
   attemptId: number;
 

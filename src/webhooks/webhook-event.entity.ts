@@ -9,7 +9,7 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
  * rolled back), so a row never claims work that did not happen.
  */
 @Entity({ name: 'webhook_events' })
-@Unique('UQ_webhook_events_event_dedupe_key', ['event', 'dedupeKey'])
+@Unique('UQ_webhook_events_client_event_dedupe_key', ['clientId', 'event', 'dedupeKey'])
 @Index('IDX_webhook_events_status_id', ['status', 'id'])
 @Index('UQ_webhook_events_seq', ['seq'], { unique: true })
 @Index('IDX_webhook_events_client_id_seq', ['clientId', 'seq'])
@@ -19,12 +19,12 @@ export class WebhookEvent {
   @PrimaryColumn({ type: 'uuid' })
   id: string;
 
+  /** The OAuth client that sent it: only that client sees it; '' for a sender never recorded. */
+  @Column({ name: 'client_id', type: 'varchar', length: 64, default: '' })
+  clientId: string;
+
   @Column({ type: 'varchar', length: 100 })
   event: string;
-
-  /** The OAuth client that sent it (PROVISIONAL in the lists branch). */
-  @Column({ name: 'client_id', type: 'varchar', length: 36, default: () => "''" })
-  clientId: string;
 
   /**
    * Insertion number, given by the database (a trigger): the list's order and the key of its
@@ -33,7 +33,7 @@ export class WebhookEvent {
   @Column({ type: 'bigint', nullable: true, insert: false, update: false })
   seq?: string | null;
 
-  /** What makes a redelivery recognisable; see dedupeKeyOf(). Unique per event. */
+  /** What makes a redelivery recognisable; see dedupeKeyOf(). Unique per client and event. */
   @Column({ name: 'dedupe_key', type: 'varchar', length: 255 })
   dedupeKey: string;
 

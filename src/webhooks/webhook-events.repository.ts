@@ -95,16 +95,20 @@ export class WebhookEventsRepository {
   }
 
   /**
-   * Inserts the row unless an event with its (event, dedupe_key) is stored already ("ON CONFLICT
+   * Inserts the row unless an event with its (client_id, event, dedupe_key) is stored already ("ON CONFLICT
    * DO NOTHING"): true when it went in.
    */
   insertUnlessDuplicate(manager: EntityManager, row: WebhookEvent): Promise<boolean> {
     return insertUnlessConflict(manager, WebhookEvent, row);
   }
 
-  /** The event stored under this event name and dedupe key (inside `manager`'s transaction). */
-  findByKey(manager: EntityManager, row: Pick<WebhookEvent, 'event' | 'dedupeKey'>) {
-    return manager.findOneByOrFail(WebhookEvent, { event: row.event, dedupeKey: row.dedupeKey });
+  /** The event this client stored under this event name and dedupe key (in `manager`'s transaction). */
+  findByKey(manager: EntityManager, row: Pick<WebhookEvent, 'clientId' | 'event' | 'dedupeKey'>) {
+    return manager.findOneByOrFail(WebhookEvent, {
+      clientId: row.clientId,
+      event: row.event,
+      dedupeKey: row.dedupeKey,
+    });
   }
 
   findByIdIn(manager: EntityManager, id: string): Promise<WebhookEvent> {
@@ -135,18 +139,17 @@ export class WebhookEventsRepository {
   /** One more failed attempt on the failed event stored under this key. */
   async recordAnotherFailure(
     manager: EntityManager,
-    row: Pick<WebhookEvent, 'event' | 'dedupeKey'>,
+    row: Pick<WebhookEvent, 'clientId' | 'event' | 'dedupeKey'>,
     lastError: string,
   ): Promise<void> {
     await manager
       .createQueryBuilder()
       .update(WebhookEvent)
       .set({ attempts: () => 'attempts + 1', lastError, lastAttemptAt: new Date() })
-      .where('event = :event AND dedupe_key = :dedupeKey AND status = :status', {
-        event: row.event,
-        dedupeKey: row.dedupeKey,
-        status: 'failed',
-      })
+      .where(
+        'client_id = :clientId AND event = :event AND dedupe_key = :dedupeKey AND status = :status',
+        { clientId: row.clientId, event: row.event, dedupeKey: row.dedupeKey, status: 'failed' },
+      )
       .execute();
   }
 }

@@ -8,6 +8,8 @@ export interface WebhookContext {
   manager: EntityManager;
   /** Id of the stored webhook event (the `id` the sender gets back). */
   eventId: string;
+  /** The OAuth client that sent it (ids in a payload are that sender's own). */
+  clientId: string;
   /** 1 on the first run, then 2, 3… on redeliveries and replays of a failed event. */
   attempt: number;
 }

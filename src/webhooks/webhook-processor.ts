@@ -37,7 +37,7 @@ class HandlerFailure extends Error {
  *
  * Guarantees and how they are kept:
  * - First delivery wins: the event row is inserted with "ON CONFLICT DO NOTHING" against the
- *   unique (event, dedupe_key) constraint, in the same transaction as the handler. A concurrent
+ *   unique (client_id, event, dedupe_key) constraint, in the same transaction as the handler. A concurrent
  *   duplicate waits for that transaction (PostgreSQL's unique index; SQLite's single writer) and
  *   then finds the row instead of running the handler again.
  * - One transaction per event on the happy path: insert (already marked processed), handler's
@@ -66,9 +66,9 @@ export class WebhookProcessor {
     const now = new Date();
     const row: WebhookEvent = {
       id: uuidv7(now.getTime()),
-      event: webhook.event,
       clientId: source.clientId,
-      dedupeKey: dedupeKeyOf(webhook, payload, source),
+      event: webhook.event,
+      dedupeKey: dedupeKeyOf(webhook, payload, source.senderKey),
       payload: JSON.stringify(raw),
       status: 'processed',
       attempts: 1,
@@ -81,7 +81,12 @@ export class WebhookProcessor {
       // Concurrent deliveries share one commit on SQLite, each in its own savepoint.
       return await this.db.groupedTransaction(async (manager) => {
         if (await this.events.insertUnlessDuplicate(manager, row)) {
-          await runHandler(webhook, payload, { manager, eventId: row.id, attempt: 1 });
+          await runHandler(webhook, payload, {
+            manager,
+            eventId: row.id,
+            clientId: row.clientId,
+            attempt: 1,
+          });
           return row;
         }
         const first = await this.events.findByKey(manager, row);
@@ -139,7 +144,12 @@ export class WebhookProcessor {
         new Error(`The stored payload is not valid any more: ${JSON.stringify(checked.errors)}`),
       );
     }
-    await runHandler(webhook, checked.payload, { manager, eventId: row.id, attempt: row.attempts });
+    await runHandler(webhook, checked.payload, {
+      manager,
+      eventId: row.id,
+      clientId: row.clientId,
+      attempt: row.attempts,
+    });
     return row;
   }
 
@@ -179,18 +189,18 @@ async function runHandler(webhook: RegisteredWebhook, payload: object, context: 
 }
 
 /**
- * What identifies a redelivery: the sender's key when it sent one (scoped to the sending client,
- * since two platforms may well both number their messages from 1), else the event's natural key.
- * Keys too long for the column are hashed.
+ * What identifies a redelivery from one client (keys are stored with the client: two platforms
+ * may well both number their messages from 1): the sender's key when it sent one, else the
+ * event's natural key. Keys too long for the column are hashed.
  */
 export function dedupeKeyOf(
   webhook: RegisteredWebhook,
   payload: object,
-  { clientId, senderKey }: DeliverySource,
+  senderKey: string | undefined,
 ): string {
   let key: string;
   if (senderKey) {
-    key = `sender:${clientId}:${senderKey}`;
+    key = `sender:${senderKey}`;
   } else {
     const natural = webhook.dedupeKey(payload);
     // A missing key would make every later event a "redelivery" of the first: refuse instead.

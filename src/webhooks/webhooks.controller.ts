@@ -79,7 +79,7 @@ export class WebhooksController {
     return WebhookAcceptedDto.from(row);
   }
 
-  /** Received webhooks, newest first. */
+  /** Webhooks the calling client sent, newest first. */
   @Get()
   @RequireScopes('webhooks:read')
   @ApiPaginatedResponse(WebhookEventDto)
@@ -108,7 +108,10 @@ export class WebhooksController {
   @Get(':id')
   @RequireScopes('webhooks:read')
   @ApiDataResponse(WebhookEventDto)
-  @ApiNotFoundResponse({ schema: { example: { message: 'Webhook not found.' } } })
+  @ApiNotFoundResponse({
+    schema: { example: { message: 'Webhook not found.' } },
+    description: 'Unknown, or sent by another client.',
+  })
   get(@Param('id') id: string, @CurrentPrincipal() principal: Principal): Promise<WebhookEventDto> {
     return this.webhooks.get(principal.clientId, id);
   }

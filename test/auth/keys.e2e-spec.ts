@@ -89,7 +89,13 @@ describe('signing keys and metadata', () => {
       const config = new ConfigService({}) as never;
       databases = await Promise.all(sources.map((s) => Database.open(s, { lockTimeoutMs: 5000 })));
       const instances = sources.map(
-        (s, i) => new SigningKeysService(s.getRepository(SigningKey), config, databases[i]),
+        (s, i) =>
+          new SigningKeysService(
+            s.getRepository(SigningKey),
+            config,
+            databases[i],
+            undefined as never,
+          ),
       );
       await Promise.all(instances.map((i) => i.load()));
 

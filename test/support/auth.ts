@@ -19,3 +19,21 @@ export async function authHeader(t: TestApp, scopes: Scope[]): Promise<string> {
   }
   return `Bearer ${await issueToken(t, client)}`;
 }
+
+/**
+ * A webhook sender: one client, with a `webhooks:write` token to send and a `webhooks:read` token
+ * to read back what it sent (a client sees only its own events).
+ */
+export async function senderHeaders(
+  t: TestApp,
+): Promise<{ write: string; read: string; clientId: string }> {
+  const client = await createClient(t, {
+    scopes: ['webhooks:write', 'webhooks:read'],
+    grants: ['client_credentials'],
+  });
+  return {
+    write: `Bearer ${await issueToken(t, client, ['webhooks:write'])}`,
+    read: `Bearer ${await issueToken(t, client, ['webhooks:read'])}`,
+    clientId: client.clientId,
+  };
+}

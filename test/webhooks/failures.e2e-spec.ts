@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 import { startTestApp, TestApp } from '../support/app.js';
-import { authHeader } from '../support/auth.js';
+import { senderHeaders } from '../support/auth.js';
 import { errors } from '../support/responses.js';
 import { CREATE_TEST_JOBS, FlakyEventModule, FlakySwitch } from './flaky-event.module.js';
 
@@ -14,8 +14,7 @@ describe('a failing webhook handler (test-only event module)', () => {
     t = await startTestApp({ imports: [FlakyEventModule] });
     await t.db.query(CREATE_TEST_JOBS);
     flaky = t.app.get(FlakySwitch);
-    write = await authHeader(t, ['webhooks:write']);
-    read = await authHeader(t, ['webhooks:read']);
+    ({ write, read } = await senderHeaders(t));
   });
   afterAll(async () => {
     await t.close();

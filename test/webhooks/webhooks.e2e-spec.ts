@@ -3,7 +3,7 @@ import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
-import { authHeader } from '../support/auth.js';
+import { authHeader, senderHeaders } from '../support/auth.js';
 import { errors } from '../support/responses.js';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -13,11 +13,10 @@ describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
   let t: TestApp;
   let write: string;
   let read: string;
+  let clientId: string;
   beforeAll(async () => {
     t = await startTestApp();
-    // One client sends and reads: a client sees its own events only.
-    write = await authHeader(t, ['webhooks:write', 'webhooks:read']);
-    read = write;
+    ({ write, read, clientId } = await senderHeaders(t));
   });
   afterAll(async () => {
     await t.close();
@@ -48,6 +47,7 @@ describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
       });
       const row = await t.db.getRepository(WebhookEvent).findOneByOrFail({ id: res.body.data.id });
       expect(row).toMatchObject({
+        clientId,
         event: 'learning.attempt.completed',
         status: 'processed',
         attempts: 1,
@@ -58,6 +58,7 @@ describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
       expect(row.processedAt).toBeInstanceOf(Date);
       expect(await attemptRows(body.payload.attempt_id)).toEqual([
         {
+          clientId,
           attemptId: body.payload.attempt_id,
           userId: 11,
           moduleId: 22,
@@ -295,6 +296,73 @@ describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
     });
   });
 
+  describe('per sending client', () => {
+    it('the same attempt_id from two clients is two events and two attempts; neither sees the other', async () => {
+      const other = await senderHeaders(t);
+      const attemptId = attemptCompleted().payload.attempt_id;
+      const mine = await post(attemptCompleted({ attempt_id: attemptId, user_id: 1 })).expect(200);
+      const theirs = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', other.write)
+        .send(attemptCompleted({ attempt_id: attemptId, user_id: 2 }))
+        .expect(200);
+      expect(theirs.body.data.id).not.toBe(mine.body.data.id);
+
+      const recorded = await attemptRows(attemptId);
+      expect(
+        recorded
+          .map((r) => ({ clientId: r.clientId, userId: r.userId }))
+          .sort((a, b) => a.userId - b.userId),
+      ).toEqual([
+        { clientId, userId: 1 },
+        { clientId: other.clientId, userId: 2 },
+      ]);
+
+      // Each redelivers: each gets its own first event back.
+      const again = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', other.write)
+        .send(attemptCompleted({ attempt_id: attemptId, user_id: 2 }))
+        .expect(200);
+      expect(again.body.data.id).toBe(theirs.body.data.id);
+
+      const notFound = await request(t.http)
+        .get(`/v2/webhooks/${theirs.body.data.id}`)
+        .set('authorization', read);
+      expect({ status: notFound.status, body: notFound.body }).toEqual({
+        status: 404,
+        body: { message: 'Webhook not found.' },
+      });
+      await request(t.http)
+        .get(`/v2/webhooks/${theirs.body.data.id}`)
+        .set('authorization', other.read)
+        .expect(200);
+      const listed = await request(t.http)
+        .get('/v2/webhooks')
+        .set('authorization', other.read)
+        .expect(200);
+      expect(listed.body.data.map((item: { id: string }) => item.id)).toEqual([
+        theirs.body.data.id,
+      ]);
+      expect(listed.body.meta.total).toBe(1);
+    });
+
+    it('the same Idempotency-Key from two clients names two events', async () => {
+      const other = await senderHeaders(t);
+      const key = `shared-${Date.now()}`;
+      const mine = await post(attemptCompleted(), { 'Idempotency-Key': key }).expect(200);
+      const theirs = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', other.write)
+        .set('Idempotency-Key', key)
+        .send(attemptCompleted())
+        .expect(200);
+      expect(theirs.body.data.id).not.toBe(mine.body.data.id);
+      const rows = await t.db.getRepository(WebhookEvent).findBy({ dedupeKey: `sender:${key}` });
+      expect(rows.map((r) => r.clientId).sort()).toEqual([clientId, other.clientId].sort());
+    });
+  });
+
   describe('reading', () => {
     it('lists newest first, paged, filtered by event and status', async () => {
       const ids: string[] = [];
@@ -318,7 +386,10 @@ describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
         received_at: expect.stringMatching(ISO_8601),
         processed_at: expect.stringMatching(ISO_8601),
       });
-      const total = await t.db.getRepository(WebhookEvent).countBy({ status: 'processed' });
+      // This client's own events only.
+      const total = await t.db
+        .getRepository(WebhookEvent)
+        .countBy({ status: 'processed', clientId });
       expect(res.body.meta).toEqual({
         current_page: 1,
         from: 1,

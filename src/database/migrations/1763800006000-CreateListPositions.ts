@@ -59,16 +59,17 @@ const POSTGRES_UP = [
   `CREATE TRIGGER webhook_events_assign_seq BEFORE INSERT ON webhook_events
      FOR EACH ROW WHEN (NEW.seq IS NULL) EXECUTE FUNCTION webhook_events_assign_seq()`,
   `CREATE UNIQUE INDEX "UQ_webhook_events_seq" ON webhook_events (seq)`,
+  `DROP INDEX "IDX_webhook_events_client_id_id"`,
   `CREATE INDEX "IDX_webhook_events_client_id_seq" ON webhook_events (client_id, seq)`,
   `CREATE INDEX "IDX_webhook_events_status_last_attempt_at" ON webhook_events (status, last_attempt_at)`,
 
   `CREATE TABLE webhook_event_blocks (
-     client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
+     client_id varchar(64) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
      block bigint NOT NULL, rows bigint NOT NULL,
      PRIMARY KEY (client_id, event, status, block))`,
   `CREATE TABLE webhook_event_block_changes (
      id bigserial PRIMARY KEY,
-     client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
+     client_id varchar(64) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
      block bigint NOT NULL, rows bigint NOT NULL)`,
   `INSERT INTO webhook_event_blocks (client_id, event, status, block, rows)
      SELECT client_id, event, status, seq / 4096, COUNT(*) FROM webhook_events GROUP BY 1, 2, 3, 4`,
@@ -116,6 +117,7 @@ const POSTGRES_DOWN = [
   `DROP TABLE webhook_event_blocks`,
   `DROP INDEX "IDX_webhook_events_status_last_attempt_at"`,
   `DROP INDEX "IDX_webhook_events_client_id_seq"`,
+  `CREATE INDEX "IDX_webhook_events_client_id_id" ON webhook_events (client_id, id)`,
   `DROP INDEX "UQ_webhook_events_seq"`,
   `DROP TRIGGER webhook_events_assign_seq ON webhook_events`,
   `DROP FUNCTION webhook_events_assign_seq()`,
@@ -144,16 +146,17 @@ const SQLITE_UP = [
      FROM (SELECT id, row_number() OVER (ORDER BY id) AS seq FROM webhook_events) n
      WHERE webhook_events.id = n.id`,
   `CREATE UNIQUE INDEX "UQ_webhook_events_seq" ON webhook_events (seq)`,
+  `DROP INDEX "IDX_webhook_events_client_id_id"`,
   `CREATE INDEX "IDX_webhook_events_client_id_seq" ON webhook_events (client_id, seq)`,
   `CREATE INDEX "IDX_webhook_events_status_last_attempt_at" ON webhook_events (status, last_attempt_at)`,
   `CREATE TABLE webhook_event_blocks (
-     client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
+     client_id varchar(64) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
      block integer NOT NULL, rows integer NOT NULL,
      PRIMARY KEY (client_id, event, status, block))`,
   // Unused on SQLite (see above); present so that reads are one query on both databases.
   `CREATE TABLE webhook_event_block_changes (
      id integer PRIMARY KEY AUTOINCREMENT,
-     client_id varchar(36) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
+     client_id varchar(64) NOT NULL, event varchar(100) NOT NULL, status varchar(16) NOT NULL,
      block integer NOT NULL, rows integer NOT NULL)`,
   `INSERT INTO webhook_event_blocks (client_id, event, status, block, rows)
      SELECT client_id, event, status, seq / 4096, COUNT(*) FROM webhook_events
@@ -188,6 +191,7 @@ const SQLITE_DOWN = [
   `DROP TABLE webhook_event_blocks`,
   `DROP INDEX "IDX_webhook_events_status_last_attempt_at"`,
   `DROP INDEX "IDX_webhook_events_client_id_seq"`,
+  `CREATE INDEX "IDX_webhook_events_client_id_id" ON webhook_events (client_id, id)`,
   `DROP INDEX "UQ_webhook_events_seq"`,
   `ALTER TABLE webhook_events DROP COLUMN last_attempt_at`,
   `ALTER TABLE webhook_events DROP COLUMN seq`,

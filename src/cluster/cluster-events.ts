@@ -1,0 +1,208 @@
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { InjectDataSource } from '@nestjs/typeorm';
+import pg from 'pg';
+import type { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import type { Environment } from '../config/environment.js';
+import { RedisConnection } from './redis-connection.js';
+
+/** What instances tell each other. */
+export type ClusterTopic = 'token-state' | 'signing-keys';
+const TOPICS: readonly ClusterTopic[] = ['token-state', 'signing-keys'];
+
+/**
+ * A message, or null after the channel was (re)established: messages sent meanwhile may be lost,
+ * so a listener should reload what it keeps.
+ */
+export type ClusterListener = (message: string | null) => void | Promise<void>;
+
+const RECONNECT_MS = 1000;
+
+/**
+ * Tells every instance sharing the database about a change, within about a second: Redis pub/sub
+ * when REDIS_URL is set, otherwise PostgreSQL LISTEN/NOTIFY. On SQLite nothing is sent (instances
+ * there are processes on one machine, and they poll). Delivery is best effort: a listener keeps
+ * its periodic refresh as the safety net. Every instance, the sender included, receives each
+ * message.
+ */
+@Injectable()
+export class ClusterEvents implements OnModuleDestroy {
+  private readonly logger = new Logger(ClusterEvents.name);
+  private readonly listeners = new Map<ClusterTopic, ClusterListener[]>();
+  private readonly transport?: Transport;
+  private started = false;
+
+  constructor(
+    config: ConfigService<Environment, true>,
+    redis: RedisConnection,
+    @InjectDataSource() dataSource: DataSource,
+  ) {
+    const deliver = (topic: ClusterTopic, message: string | null) => this.deliver(topic, message);
+    if (redis.client) this.transport = new RedisTransport(redis, deliver, this.logger);
+    else if (dataSource.options.type === 'postgres') {
+      this.transport = new PostgresTransport(
+        config.get('DATABASE_URL', { infer: true }),
+        dataSource,
+        deliver,
+        this.logger,
+      );
+    }
+  }
+
+  /** The channel the service's instances talk on, for the start-up log. */
+  get channel(): 'redis' | 'postgres' | 'none' {
+    return this.transport?.name ?? 'none';
+  }
+
+  subscribe(topic: ClusterTopic, listener: ClusterListener): void {
+    this.listeners.set(topic, [...(this.listeners.get(topic) ?? []), listener]);
+    if (!this.started && this.transport) {
+      this.started = true;
+      this.transport.start();
+    }
+  }
+
+  /** Never fails: a lost message is repaired by the listeners' periodic refresh. */
+  async publish(topic: ClusterTopic, message = ''): Promise<void> {
+    try {
+      await this.transport?.publish(topic, message);
+    } catch (error) {
+      this.logger.warn(
+        `could not tell other instances about a ${topic} change (${(error as Error).message}); they will see it at their next refresh`,
+      );
+    }
+  }
+
+  async onModuleDestroy() {
+    await this.transport?.stop();
+  }
+
+  private deliver(topic: ClusterTopic, message: string | null) {
+    for (const listener of this.listeners.get(topic) ?? []) {
+      Promise.resolve()
+        .then(() => listener(message))
+        .catch((error: unknown) =>
+          this.logger.warn({ err: error }, `a ${topic} listener failed on a cluster message`),
+        );
+    }
+  }
+}
+
+interface Transport {
+  readonly name: 'redis' | 'postgres';
+  start(): void;
+  publish(topic: ClusterTopic, message: string): Promise<void>;
+  stop(): Promise<void>;
+}
+type Deliver = (topic: ClusterTopic, message: string | null) => void;
+
+/** Channels are per Redis database number, like the keys, so deployments sharing a server stay apart. */
+class RedisTransport implements Transport {
+  readonly name = 'redis';
+  private subscriber?: Redis;
+  private readonly prefix: string;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly deliver: Deliver,
+    private readonly logger: Logger,
+  ) {
+    this.prefix = `company-api:${redis.client!.options.db ?? 0}:`;
+  }
+
+  start() {
+    const subscriber = (this.subscriber = this.redis.subscriber());
+    // ioredis subscribes again by itself after a reconnect; every (re)subscription may have
+    // missed messages.
+    subscriber.on('ready', () => TOPICS.forEach((topic) => this.deliver(topic, null)));
+    subscriber.on('message', (channel: string, message: string) => {
+      const topic = channel.slice(this.prefix.length) as ClusterTopic;
+      if (channel.startsWith(this.prefix) && TOPICS.includes(topic)) this.deliver(topic, message);
+    });
+    subscriber.subscribe(...TOPICS.map((t) => this.prefix + t)).catch((error: Error) => {
+      this.logger.warn(`could not subscribe to cluster messages on Redis (${error.message})`);
+    });
+  }
+
+  async publish(topic: ClusterTopic, message: string) {
+    await this.redis.client!.publish(this.prefix + topic, message);
+  }
+
+  async stop() {
+    // RedisConnection closes its connections.
+  }
+}
+
+/** LISTEN on a connection of its own (a pooled one would be handed to other queries). */
+class PostgresTransport implements Transport {
+  readonly name = 'postgres';
+  private client?: pg.Client;
+  private reconnect?: NodeJS.Timeout;
+  private stopped = false;
+  private reportedLoss = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly dataSource: DataSource,
+    private readonly deliver: Deliver,
+    private readonly logger: Logger,
+  ) {}
+
+  start() {
+    void this.connect();
+  }
+
+  async publish(topic: ClusterTopic, message: string) {
+    await this.dataSource.query('SELECT pg_notify($1, $2)', [channel(topic), message]);
+  }
+
+  async stop() {
+    this.stopped = true;
+    clearTimeout(this.reconnect);
+    await this.client?.end().catch(() => undefined);
+  }
+
+  private async connect() {
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3000 });
+    this.client = client;
+    client.on('notification', ({ channel: name, payload }) => {
+      const topic = TOPICS.find((t) => channel(t) === name);
+      if (topic) this.deliver(topic, payload ?? '');
+    });
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    try {
+      await client.connect();
+      for (const topic of TOPICS) await client.query(`LISTEN ${channel(topic)}`);
+    } catch (error) {
+      this.lost(client, error as Error);
+      return;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    if (this.reportedLoss) this.logger.log('listening for cluster messages again');
+    this.reportedLoss = false;
+    TOPICS.forEach((topic) => this.deliver(topic, null));
+  }
+
+  private lost(client: pg.Client, error?: Error) {
+    if (this.stopped || client !== this.client) return;
+    this.client = undefined;
+    client.end().catch(() => undefined);
+    if (!this.reportedLoss) {
+      this.reportedLoss = true;
+      this.logger.warn(
+        `lost the connection that listens for cluster messages${error ? ` (${error.message})` : ''}; retrying every second, periodic refresh meanwhile`,
+      );
+    }
+    this.reconnect = setTimeout(() => {
+      if (!this.stopped) void this.connect();
+    }, RECONNECT_MS);
+  }
+}
+
+/** A PostgreSQL identifier: lower case, no quoting needed. */
+const channel = (topic: ClusterTopic) => `company_api_${topic.replace('-', '_')}`;

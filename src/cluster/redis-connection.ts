@@ -1,0 +1,78 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import type { Environment } from '../config/environment.js';
+
+const READY_WAIT_MS = 2000;
+
+/**
+ * The Redis named by REDIS_URL, when set: one command connection (throttling counters,
+ * publishing) and subscriber connections made from it. Commands never queue while Redis is away
+ * (they fail at once, so callers fall back instead of waiting); ioredis reconnects by itself.
+ * Its loss and its return are each logged once.
+ */
+@Injectable()
+export class RedisConnection implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Redis');
+  readonly client?: Redis;
+  private readonly subscribers: Redis[] = [];
+  private down = false;
+
+  constructor(config: ConfigService<Environment, true>) {
+    const url = config.get('REDIS_URL', { infer: true });
+    if (url) this.client = this.watch(new Redis(url, OPTIONS), 'commands');
+  }
+
+  /** Waits a moment for the first connection, so that a healthy start uses Redis at once. */
+  async onModuleInit() {
+    if (!this.client || this.client.status === 'ready') return;
+    // An error ends the wait too: Redis is away, and the service starts without it.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), READY_WAIT_MS);
+    await once(this.client, 'ready', { signal: abort.signal }).catch(() => undefined);
+    clearTimeout(timer);
+  }
+
+  /** A new connection for SUBSCRIBE (a subscribed connection can run nothing else). */
+  subscriber(): Redis {
+    const subscriber = this.watch(this.client!.duplicate(), 'subscriptions');
+    this.subscribers.push(subscriber);
+    return subscriber;
+  }
+
+  async onModuleDestroy() {
+    await Promise.all(
+      [this.client, ...this.subscribers].map(async (redis) => {
+        if (!redis) return;
+        // quit() waits for a reply that never comes while disconnected.
+        if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+        else redis.disconnect();
+      }),
+    );
+  }
+
+  private watch(redis: Redis, role: string): Redis {
+    redis.on('error', (error: Error) => {
+      if (this.down) return;
+      this.down = true;
+      this.logger.warn(
+        `Redis unreachable (${error.message}): throttling counts per instance until it is back`,
+      );
+    });
+    redis.on('ready', () => {
+      if (!this.down || role !== 'commands') return;
+      this.down = false;
+      this.logger.log('Redis reachable again: throttling counters are shared again');
+    });
+    return redis;
+  }
+}
+
+const OPTIONS = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2000,
+  // Quickly back, then every second at most: a returning Redis is used within a second.
+  retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+};
