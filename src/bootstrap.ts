@@ -3,8 +3,8 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
-import qs from 'qs';
 import { parseForm, parseJson } from './common/parsers/body-parsers.js';
+import { parseQuery } from './common/parsers/query-parser.js';
 import type { Environment } from './config/environment.js';
 import { AppLogger } from './logging/app-logger.js';
 import { ROOT_LOGGER } from './logging/logging.module.js';
@@ -46,8 +46,7 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     },
     routerOptions: {
       maxParamLength: 200,
-      querystringParser: (query: string) =>
-        qs.parse(query, { depth: 4, parameterLimit: 100, arrayLimit: 20, allowPrototypes: false }),
+      querystringParser: parseQuery,
     },
   });
 }
