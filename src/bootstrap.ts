@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
 import { parseForm, parseJson } from './common/parsers/body-parsers.js';
 import { parseQuery } from './common/parsers/query-parser.js';
+import { clientErrorHandler, frameworkErrors } from './common/filters/http-layer-errors.js';
 import type { Environment } from './config/environment.js';
 import { AppLogger } from './logging/app-logger.js';
 import { ROOT_LOGGER } from './logging/logging.module.js';
@@ -39,6 +40,8 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
       connectionsCheckingInterval: Math.min(1000, env.HTTP_HEADERS_TIMEOUT_MS),
     },
     logger: false,
+    frameworkErrors: frameworkErrors(API_HEADERS),
+    clientErrorHandler,
     requestIdHeader: false,
     genReqId: (req: IncomingMessage) => {
       const sent = req.headers['x-request-id'];

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import request from 'supertest';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { createCustomer, storedCustomer } from '../factories/customer.factory.js';
@@ -71,6 +72,65 @@ describe('Hostile input (CONTRACT §2)', () => {
     expect({ status: res.status, body: res.body }).toEqual({
       status: 400,
       body: errors.malformedJson,
+    });
+  });
+
+  describe('errors of the HTTP layer itself, in the contract shape with X-Request-Id', () => {
+    /** A raw request (Node's parser refuses some before any request object exists). */
+    async function raw(head: string): Promise<{ status: number; headers: string; body: string }> {
+      const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as {
+        port: number;
+      };
+      const socket = connect(port, '127.0.0.1');
+      socket.write(head);
+      let data = '';
+      for await (const chunk of socket) data += String(chunk);
+      const [headers, body] = data.split('\r\n\r\n');
+      return { status: Number(headers.split(' ')[1]), headers, body };
+    }
+
+    it('414 for an over-long path parameter, without echoing it', async () => {
+      const digits = '9'.repeat(201);
+      const res = await request(t.http)
+        .get(`/v2/customers/${digits}/company`)
+        .set('authorization', auth);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 414,
+        body: { message: 'The request URL is too long.' },
+      });
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+      expect(res.text).not.toContain(digits);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    });
+
+    it('400 for a malformed percent-encoding in the path, without echoing it', async () => {
+      const res = await request(t.http)
+        .get('/v2/customers/%ff/company')
+        .set('authorization', auth)
+        .set('x-request-id', 'trace-me-1');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { message: 'The request URL is malformed.' },
+      });
+      expect(res.headers['x-request-id']).toBe('trace-me-1');
+      expect(res.text).not.toContain('%ff');
+    });
+
+    it('431 for headers too large', async () => {
+      const res = await raw(
+        `GET /v2/customers HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      );
+      expect(res.status).toBe(431);
+      expect(JSON.parse(res.body)).toEqual({ message: 'The request headers are too large.' });
+      expect(res.headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+      expect(res.headers).toMatch(/\r\nContent-Type: application\/json/i);
+    });
+
+    it('400 for a request line Node cannot parse', async () => {
+      const res = await raw('GET /v2/customers HTTP/1.1\r\nHost x\r\n\r\n');
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body)).toEqual({ message: 'The request is malformed.' });
+      expect(res.headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
     });
   });
 });
