@@ -3,7 +3,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
-import { parseForm, parseJson } from './common/parsers/body-parsers.js';
+import { assertUtf8, parseForm, parseJson } from './common/parsers/body-parsers.js';
 import { parseQuery } from './common/parsers/query-parser.js';
 import { clientErrorHandler, frameworkErrors } from './common/filters/http-layer-errors.js';
 import type { Environment } from './config/environment.js';
@@ -135,8 +135,9 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   fastify.addContentTypeParser(
     'application/json',
     { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
-    (_request, body, done) => {
+    (request, body, done) => {
       try {
+        assertUtf8(request.headers['content-type']);
         done(null, parseJson(body as string));
       } catch (error) {
         done(error as Error, undefined);
@@ -151,7 +152,12 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
         done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
         return;
       }
-      done(null, parseForm(body as string));
+      try {
+        assertUtf8(request.headers['content-type']);
+        done(null, parseForm(body as string));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
     },
   );
 

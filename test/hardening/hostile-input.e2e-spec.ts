@@ -133,4 +133,74 @@ describe('Hostile input (CONTRACT §2)', () => {
       expect(res.headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
     });
   });
+
+  describe('NUL characters and charsets', () => {
+    it.each(['/v2/webhooks?event=%00', '/v2/webhooks?event=a%00b'])(
+      '%s is 422 (PostgreSQL cannot compare with a NUL)',
+      async (url) => {
+        const res = await request(t.http).get(url).set('authorization', auth);
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 422,
+          body: errors.invalid({ event: ['The event must not contain NUL characters.'] }),
+        });
+      },
+    );
+
+    it('a NUL in a webhook payload field, known or not, is 422 and nothing is stored', async () => {
+      const res = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', auth)
+        .send(attemptCompleted({ note: 'a\u0000b' }));
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 422,
+        body: errors.invalid({
+          'payload.note': ['The payload.note must not contain NUL characters.'],
+        }),
+      });
+      const list = await request(t.http).get('/v2/webhooks').set('authorization', auth).expect(200);
+      expect(list.body.data).toEqual([]);
+    });
+
+    it('a declared charset other than UTF-8 is 415; UTF-8 however written is read', async () => {
+      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
+      const url = `/v2/customers/${customer.id}/company`;
+      for (const contentType of [
+        'application/json; charset=iso-8859-1',
+        'application/json;charset="latin1"',
+        'application/json; charset=utf-16',
+      ]) {
+        const res = await request(t.http)
+          .put(url)
+          .set('authorization', auth)
+          .set('content-type', contentType)
+          // supertest would serialize a Buffer as JSON; the bytes do not matter for the refusal.
+          .send('{"name":"Caf\u00e9"}');
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 415,
+          body: { message: 'The request body must be UTF-8 (charset=utf-8).' },
+        });
+      }
+      expect((await storedCustomer(t, customer.id))?.companyName).toBe('Before');
+      for (const contentType of [
+        'application/json; charset=UTF-8',
+        'application/json;charset=utf8',
+      ]) {
+        await request(t.http)
+          .put(url)
+          .set('authorization', auth)
+          .set('content-type', contentType)
+          .send('{"name":"Caf\u00e9"}')
+          .expect(200, { data: { name: 'Caf\u00e9', type: 'plc' } });
+      }
+    });
+
+    it('the token endpoint answers a non-UTF-8 form with 400 invalid_request', async () => {
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('content-type', 'application/x-www-form-urlencoded; charset=iso-8859-1')
+        .send('grant_type=client_credentials');
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+    });
+  });
 });

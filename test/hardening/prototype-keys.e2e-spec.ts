@@ -50,7 +50,7 @@ describe('Prototype-named and random unknown keys (CONTRACT §2)', () => {
     const customer = await createCustomer(t);
     const json = (key: string, base: Record<string, unknown>, value: unknown = 1) =>
       // Built as text: an object literal cannot hold an own `__proto__` key.
-      JSON.stringify(base).replace(/}$/, `,${JSON.stringify(key)}:${JSON.stringify(value)}}`);
+      `${JSON.stringify(base).slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(value)}}`;
     routes = [
       {
         name: 'PUT /v2/customers/{id}/company',

@@ -2,8 +2,25 @@ import secureJson from 'secure-json-parse';
 
 export const MAX_JSON_DEPTH = 32;
 
+/** A body refused by its parser: 400 (malformed) or 415 (an encoding we do not read). */
 export class BodyParseError extends Error {
-  readonly statusCode = 400;
+  constructor(
+    message: string,
+    readonly statusCode: 400 | 415 = 400,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Bodies are read as UTF-8 (RFC 8259 §8.1); a declared charset other than UTF-8 is refused (415),
+ * never decoded wrongly (é in ISO-8859-1 would become U+FFFD).
+ */
+export function assertUtf8(contentType: string | undefined): void {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType ?? '')?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new BodyParseError('The request body must be UTF-8 (charset=utf-8).', 415);
+  }
 }
 
 /**
