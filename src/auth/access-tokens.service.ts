@@ -56,7 +56,7 @@ export class AccessTokenService {
 
   /**
    * The claims of a token we signed that has not expired, or null. Pinned: only our keys (by
-   * `kid`) and their algorithms, `typ: at+jwt`, our issuer and audience. `alg: none`, HMAC with a
+   * `kid`) and their algorithms, `typ: at+jwt`, our issuer and audience, `iat` not ahead of now. `alg: none`, HMAC with a
    * public key, unknown keys and foreign issuers all fail here.
    */
   async decode(token: string): Promise<AccessTokenClaims | null> {
@@ -84,7 +84,9 @@ export class AccessTokenService {
         typeof claims.scope === 'string' &&
         typeof claims.jti === 'string' &&
         claims.jti.length <= 64 &&
-        typeof claims.iat === 'number';
+        typeof claims.iat === 'number' &&
+        // Issued in the future: not by one of our instances (their clocks agree within the leeway).
+        claims.iat <= Date.now() / 1000 + CLOCK_LEEWAY_SECONDS;
       return valid ? claims : null;
     } catch {
       return null;

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessTokenService } from './access-tokens.service.js';
+import { BearerAuthentication } from './bearer-authentication.js';
 import { ClientsService } from './clients.service.js';
 import { OAuthClient } from './oauth-client.entity.js';
 import { OAuthController } from './oauth.controller.js';
@@ -8,7 +9,6 @@ import { RevocationService } from './revocation.service.js';
 import { RevokedToken } from './revoked-token.entity.js';
 import { SigningKey } from './signing-key.entity.js';
 import { SigningKeysService } from './signing-keys.service.js';
-import { BearerStrategy } from './strategies/bearer.strategy.js';
 import { TokenGrantService } from './token-grant.service.js';
 import { TokenStateService } from './token-state.service.js';
 import { TokenVerifier } from './token-verifier.service.js';
@@ -34,8 +34,15 @@ import { WellKnownController } from './well-known.controller.js';
     UsersService,
     RevocationService,
     TokenGrantService,
-    BearerStrategy,
+    BearerAuthentication,
   ],
-  exports: [ClientsService, UsersService, RevocationService, TokenVerifier, AccessTokenService],
+  exports: [
+    BearerAuthentication,
+    ClientsService,
+    UsersService,
+    RevocationService,
+    TokenVerifier,
+    AccessTokenService,
+  ],
 })
 export class AuthModule {}

@@ -74,7 +74,7 @@ export class TokenVerifier {
    * The principal of an `Authorization: Bearer <token>` header whose token was verified before
    * and is still acceptable, decided synchronously from memory; null when that needs more work
    * (first sight of the token, a malformed header, a client state not yet loaded). The guard
-   * then takes the full passport path, which also gives every refusal its exact answer.
+   * then takes the full path, which also gives every refusal its exact answer.
    *
    * `connection` (the request's socket) lets a keep-alive client that sends the same header
    * again skip hashing it: the connection remembers its last header and that header's cache key
@@ -99,7 +99,7 @@ export class TokenVerifier {
     if (!entry) return null;
     const accepted = this.accepts(entry, key);
     if (accepted === true) return entry.principal;
-    // The client's state is being looked up: the passport path awaits the same lookup (shared
+    // The client's state is being looked up: the full path awaits the same lookup (shared
     // while in flight) and answers its failure; this copy must not become an unhandled rejection.
     if (accepted !== false) accepted.catch(() => undefined);
     return null;

@@ -203,4 +203,78 @@ describe('Hostile input (CONTRACT §2)', () => {
       expect(res.body.error).toBe('invalid_request');
     });
   });
+
+  describe('authentication before the body (CONTRACT §2 order of checks)', () => {
+    const expectMissing = (res: request.Response) => {
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 401,
+        body: errors.unauthenticated,
+      });
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="api"');
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    };
+
+    it('a form body without a token is 401, not 415', async () => {
+      expectMissing(
+        await request(t.http)
+          .put('/v2/customers/1/company')
+          .set('content-type', 'application/x-www-form-urlencoded')
+          .send('name=A'),
+      );
+    });
+
+    it('malformed, poisoned or non-UTF-8 bodies without a token are 401: never parsed', async () => {
+      for (const [contentType, body] of [
+        ['application/json', '{"name":'],
+        ['application/json', '{"__proto__":{}}'],
+        ['application/json; charset=latin1', '{}'],
+        ['text/plain', 'hello'],
+      ]) {
+        expectMissing(
+          await request(t.http)
+            .post('/v2/webhooks')
+            .set('content-type', contentType)
+            .set('authorization', 'Basic dXNlcjpwYXNz')
+            .send(body),
+        );
+      }
+    });
+
+    it('a body over 1 MiB without a token is 401, not 413', async () => {
+      const big = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
+      const res = await request(t.http)
+        .put('/v2/customers/1/company')
+        .set('content-type', 'application/json')
+        .send(big);
+      expectMissing(res);
+    });
+
+    it('an invalid token is 401 invalid_token before the body too', async () => {
+      const res = await request(t.http)
+        .put('/v2/customers/1/company')
+        .set('authorization', 'Bearer not.a.token')
+        .set('content-type', 'text/plain')
+        .send('x');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 401,
+        body: errors.invalidToken,
+      });
+    });
+
+    it('a valid token still meets the body checks (415, 413, 400)', async () => {
+      const url = '/v2/customers/1/company';
+      await request(t.http)
+        .put(url)
+        .set('authorization', auth)
+        .set('content-type', 'text/plain')
+        .send('x')
+        .expect(415, errors.unsupportedMediaType);
+      await request(t.http)
+        .put(url)
+        .set('authorization', auth)
+        .set('content-type', 'application/json')
+        .send('{"name":')
+        .expect(400, errors.malformedJson);
+    });
+  });
 });
