@@ -60,8 +60,13 @@ export class AccessTokenService {
    * public key, unknown keys and foreign issuers all fail here.
    */
   async decode(token: string): Promise<AccessTokenClaims | null> {
+    return (await this.verifySigned(token))?.claims ?? null;
+  }
+
+  /** decode(), with the `kid` of the key that verified the token (retiring it refuses them). */
+  async verifySigned(token: string): Promise<{ claims: AccessTokenClaims; kid: string } | null> {
     try {
-      const { payload } = await jwtVerify(
+      const { payload, protectedHeader } = await jwtVerify(
         token,
         (header) => {
           const key = this.keys.verificationKey(header.kid);
@@ -87,7 +92,7 @@ export class AccessTokenService {
         typeof claims.iat === 'number' &&
         // Issued in the future: not by one of our instances (their clocks agree within the leeway).
         claims.iat <= Date.now() / 1000 + CLOCK_LEEWAY_SECONDS;
-      return valid ? claims : null;
+      return valid ? { claims, kid: protectedHeader.kid! } : null;
     } catch {
       return null;
     }

@@ -88,7 +88,7 @@ describe('signing keys and metadata', () => {
       const instances = sources.map(
         (s) => new SigningKeysService(s.getRepository(SigningKey), config),
       );
-      await Promise.all(instances.map((i) => i.load()));
+      await Promise.all(instances.map((i) => i.refresh()));
 
       expect(new Set(instances.map((i) => i.signing.kid)).size).toBe(1);
       expect(await sources[0].getRepository(SigningKey).count()).toBe(1);
