@@ -9,7 +9,19 @@ export interface DatabaseSettings {
   url: string;
   poolSize?: number;
   migrationsRun?: boolean;
+  /**
+   * PostgreSQL: the longest one statement may take (server and client side), 0 for no limit.
+   * Default: short enough that a stalled database is a 503 within 5 s (CONTRACT §2).
+   */
+  statementTimeoutMs?: number;
 }
+
+/**
+ * A request waits at most this for a connection, then at most STATEMENT_TIMEOUT_MS for its
+ * statement: a database that stopped answering (not refusing) gives a 503 within 5 s.
+ */
+const CONNECT_TIMEOUT_MS = 1500;
+const STATEMENT_TIMEOUT_MS = 3000;
 
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
@@ -29,18 +41,21 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
   };
 
   if (/^postgres(ql)?:\/\//.test(settings.url)) {
+    const statementTimeout = settings.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
     return {
       ...common,
       type: 'postgres',
       url: settings.url,
-      connectTimeoutMS: 3000,
+      connectTimeoutMS: CONNECT_TIMEOUT_MS,
       extra: {
         max: settings.poolSize ?? 10,
-        connectionTimeoutMillis: 3000,
+        // Covers both a new connection and the wait for a free one in the pool.
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
         idleTimeoutMillis: 30000,
-        // A statement that cannot finish (lost connection, lock pile-up) fails instead of hanging.
-        query_timeout: 10000,
-        statement_timeout: 10000,
+        // A statement that cannot finish fails instead of hanging: statement_timeout for a slow
+        // one (lock pile-up), query_timeout (client side) for a connection that went silent.
+        query_timeout: statementTimeout || undefined,
+        statement_timeout: statementTimeout,
         idle_in_transaction_session_timeout: 15000,
       },
     };
@@ -65,6 +80,13 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
   };
 }
 
+/**
+ * The TypeORM CLI's (`npm run migration:run`): no statement limit, so that a long data migration
+ * can be run by hand before the servers start (they apply pending migrations under the limit).
+ */
 export default new DataSource(
-  buildDataSourceOptions({ url: process.env.DATABASE_URL || DEFAULT_DATABASE_URL }),
+  buildDataSourceOptions({
+    url: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    statementTimeoutMs: 0,
+  }),
 );

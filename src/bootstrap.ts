@@ -3,8 +3,9 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
-import qs from 'qs';
-import { parseForm, parseJson } from './common/parsers/body-parsers.js';
+import { assertUtf8, parseForm, parseJson } from './common/parsers/body-parsers.js';
+import { parseQuery } from './common/parsers/query-parser.js';
+import { clientErrorHandler, frameworkErrors } from './common/filters/http-layer-errors.js';
 import type { Environment } from './config/environment.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { AppLogger } from './logging/app-logger.js';
@@ -40,6 +41,8 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
       connectionsCheckingInterval: Math.min(1000, env.HTTP_HEADERS_TIMEOUT_MS),
     },
     logger: false,
+    frameworkErrors: frameworkErrors(API_HEADERS),
+    clientErrorHandler,
     requestIdHeader: false,
     genReqId: (req: IncomingMessage) => {
       const sent = req.headers['x-request-id'];
@@ -47,8 +50,7 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     },
     routerOptions: {
       maxParamLength: 200,
-      querystringParser: (query: string) =>
-        qs.parse(query, { depth: 4, parameterLimit: 100, arrayLimit: 20, allowPrototypes: false }),
+      querystringParser: parseQuery,
     },
   });
 }
@@ -134,8 +136,9 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   fastify.addContentTypeParser(
     'application/json',
     { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
-    (_request, body, done) => {
+    (request, body, done) => {
       try {
+        assertUtf8(request.headers['content-type']);
         done(null, parseJson(body as string));
       } catch (error) {
         done(error as Error, undefined);
@@ -150,7 +153,12 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
         done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
         return;
       }
-      done(null, parseForm(body as string));
+      try {
+        assertUtf8(request.headers['content-type']);
+        done(null, parseForm(body as string));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
     },
   );
 

@@ -56,12 +56,17 @@ export class AccessTokenService {
 
   /**
    * The claims of a token we signed that has not expired, or null. Pinned: only our keys (by
-   * `kid`) and their algorithms, `typ: at+jwt`, our issuer and audience. `alg: none`, HMAC with a
+   * `kid`) and their algorithms, `typ: at+jwt`, our issuer and audience, `iat` not ahead of now. `alg: none`, HMAC with a
    * public key, unknown keys and foreign issuers all fail here.
    */
   async decode(token: string): Promise<AccessTokenClaims | null> {
+    return (await this.verifySigned(token))?.claims ?? null;
+  }
+
+  /** decode(), with the `kid` of the key that verified the token (retiring it refuses them). */
+  async verifySigned(token: string): Promise<{ claims: AccessTokenClaims; kid: string } | null> {
     try {
-      const { payload } = await jwtVerify(
+      const { payload, protectedHeader } = await jwtVerify(
         token,
         (header) => {
           const key = this.keys.verificationKey(header.kid);
@@ -84,8 +89,10 @@ export class AccessTokenService {
         typeof claims.scope === 'string' &&
         typeof claims.jti === 'string' &&
         claims.jti.length <= 64 &&
-        typeof claims.iat === 'number';
-      return valid ? claims : null;
+        typeof claims.iat === 'number' &&
+        // Issued in the future: not by one of our instances (their clocks agree within the leeway).
+        claims.iat <= Date.now() / 1000 + CLOCK_LEEWAY_SECONDS;
+      return valid ? { claims, kid: protectedHeader.kid! } : null;
     } catch {
       return null;
     }

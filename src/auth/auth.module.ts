@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessTokenService } from './access-tokens.service.js';
+import { BearerAuthentication } from './bearer-authentication.js';
 import { ClientsService } from './clients.service.js';
 import { OAuthClient } from './oauth-client.entity.js';
 import { OAuthController } from './oauth.controller.js';
@@ -8,7 +9,6 @@ import { RevocationService } from './revocation.service.js';
 import { RevokedToken } from './revoked-token.entity.js';
 import { SigningKey } from './signing-key.entity.js';
 import { SigningKeysService } from './signing-keys.service.js';
-import { BearerStrategy } from './strategies/bearer.strategy.js';
 import { ThrottlingService } from './throttling.service.js';
 import { TokenGrantService } from './token-grant.service.js';
 import { TokenStateService } from './token-state.service.js';
@@ -36,8 +36,15 @@ import { WellKnownController } from './well-known.controller.js';
     RevocationService,
     TokenGrantService,
     ThrottlingService,
-    BearerStrategy,
+    BearerAuthentication,
   ],
-  exports: [ClientsService, UsersService, RevocationService, TokenVerifier, AccessTokenService],
+  exports: [
+    BearerAuthentication,
+    ClientsService,
+    UsersService,
+    RevocationService,
+    TokenVerifier,
+    AccessTokenService,
+  ],
 })
 export class AuthModule {}

@@ -8,11 +8,14 @@ import {
 import { BoundedCache } from './bounded-cache.js';
 import type { Principal } from './principal.js';
 import { isScope } from './scopes.js';
+import { SigningKeysService } from './signing-keys.service.js';
 import { TokenStateService } from './token-state.service.js';
 
 export interface ActiveToken {
   principal: Principal;
   claims: AccessTokenClaims;
+  /** The key that signed it: a token of a retired key is refused, cached or not. */
+  kid: string;
 }
 
 const CACHE_ENTRIES = 10_000;
@@ -34,6 +37,7 @@ export class TokenVerifier {
   constructor(
     private readonly tokens: AccessTokenService,
     private readonly state: TokenStateService,
+    private readonly keys: SigningKeysService,
   ) {}
 
   async verify(token: string): Promise<Principal | null> {
@@ -45,9 +49,10 @@ export class TokenVerifier {
     const key = cacheKey(token);
     let entry = this.verified.get(key);
     if (!entry) {
-      const claims = await this.tokens.decode(token);
-      if (!claims) return null;
-      entry = { claims, principal: principalOf(claims) };
+      const signed = await this.tokens.verifySigned(token);
+      if (!signed) return null;
+      const { claims, kid } = signed;
+      entry = { claims, kid, principal: principalOf(claims) };
       this.verified.set(key, entry);
     }
     const accepted = this.accepts(entry, key);
@@ -55,14 +60,15 @@ export class TokenVerifier {
   }
 
   /**
-   * Expiry and revocation (an expired or revoked token also leaves the cache), then the client's
+   * Expiry, revocation and the key's retirement (such a token also leaves the cache), then the client's
    * state: `true`/`false` when memory decides, a promise when the client must be looked up.
    */
   private accepts(entry: ActiveToken, key: string): boolean | Promise<boolean> {
     const { claims } = entry;
     if (
       claims.exp + CLOCK_LEEWAY_SECONDS <= Date.now() / 1000 ||
-      this.state.isRevoked(claims.jti)
+      this.state.isRevoked(claims.jti) ||
+      !this.keys.verificationKey(entry.kid)
     ) {
       this.verified.delete(key);
       return false;
@@ -74,7 +80,7 @@ export class TokenVerifier {
    * The principal of an `Authorization: Bearer <token>` header whose token was verified before
    * and is still acceptable, decided synchronously from memory; null when that needs more work
    * (first sight of the token, a malformed header, a client state not yet loaded). The guard
-   * then takes the full passport path, which also gives every refusal its exact answer.
+   * then takes the full path, which also gives every refusal its exact answer.
    *
    * `connection` (the request's socket) lets a keep-alive client that sends the same header
    * again skip hashing it: the connection remembers its last header and that header's cache key
@@ -99,7 +105,7 @@ export class TokenVerifier {
     if (!entry) return null;
     const accepted = this.accepts(entry, key);
     if (accepted === true) return entry.principal;
-    // The client's state is being looked up: the passport path awaits the same lookup (shared
+    // The client's state is being looked up: the full path awaits the same lookup (shared
     // while in flight) and answers its failure; this copy must not become an unhandled rejection.
     if (accepted !== false) accepted.catch(() => undefined);
     return null;

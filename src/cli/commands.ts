@@ -1,4 +1,5 @@
 import { authCommands } from '../auth/auth.commands.js';
+import { keysCommands } from '../auth/keys.commands.js';
 import { customersCreateCommand, customersSeedCommand } from '../customers/customers.commands.js';
 import { dbStatusCommand } from '../database/database.commands.js';
 import {
@@ -12,6 +13,7 @@ import type { CliCommand } from './cli-command.js';
 export const commands: CliCommand[] = [
   dbStatusCommand,
   ...authCommands,
+  ...keysCommands,
   customersCreateCommand,
   customersSeedCommand,
   webhooksReplayCommand,

@@ -5,6 +5,7 @@ import { CreateOAuthClients1763800001000 } from './migrations/1763800001000-Crea
 import { CreateOAuthUsers1763800001001 } from './migrations/1763800001001-CreateOAuthUsers.js';
 import { CreateOAuthRevokedTokens1763800001002 } from './migrations/1763800001002-CreateOAuthRevokedTokens.js';
 import { CreateOAuthSigningKeys1763800001003 } from './migrations/1763800001003-CreateOAuthSigningKeys.js';
+import { AddOAuthSigningKeyRetiredAt1763800001100 } from './migrations/1763800001100-AddOAuthSigningKeyRetiredAt.js';
 import { CreateWebhookEvents1763800003000 } from './migrations/1763800003000-CreateWebhookEvents.js';
 import { CreateCompletedAttempts1763800003010 } from './migrations/1763800003010-CreateCompletedAttempts.js';
 import { WebhookSenders1763800004500 } from './migrations/1763800004500-WebhookSenders.js';
@@ -17,6 +18,7 @@ export const migrations = [
   CreateOAuthUsers1763800001001,
   CreateOAuthRevokedTokens1763800001002,
   CreateOAuthSigningKeys1763800001003,
+  AddOAuthSigningKeyRetiredAt1763800001100,
   CreateCounters1763800002000,
   CreateWebhookEvents1763800003000,
   CreateCompletedAttempts1763800003010,

@@ -1,6 +1,12 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
 import { validate } from 'class-validator';
 import { ValidationFailedException } from '../common/exceptions/api.exception.js';
+import {
+  isPlainObject,
+  mergeFieldErrors,
+  nulCharacterErrors,
+  splitUnknownFields,
+} from '../common/pipes/dto-fields.js';
 import { toFieldErrors } from '../common/pipes/validation.pipe.js';
 import { WebhookDeliveryDto } from './dto/webhook-delivery.dto.js';
 import { checkPayload } from './webhook-payload.js';
@@ -14,9 +20,6 @@ export interface ValidDelivery {
   /** The payload as received (unknown fields included), which is what gets stored. */
   raw: Record<string, unknown>;
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Validates POST /v2/webhooks' body in one pass, so that a 422 names every bad field: the
@@ -33,14 +36,20 @@ export class WebhookDeliveryPipe implements PipeTransform<unknown, Promise<Valid
     if (!isPlainObject(body)) {
       throw new ValidationFailedException({ body: ['The request body must be a JSON object.'] });
     }
-    const envelope = Object.assign(new WebhookDeliveryDto(), body);
-    const errors = toFieldErrors(
-      await validate(envelope, {
-        whitelist: true,
-        forbidNonWhitelisted: true,
-        stopAtFirstError: true,
-        validationError: { target: false, value: false },
-      }),
+    // Unknown top-level keys (by own-property lookup, so `constructor` or `toString` too) and
+    // NUL characters anywhere, the payload's unknown fields included: those are stored.
+    const { known, errors: unknown } = splitUnknownFields(WebhookDeliveryDto, body);
+    const envelope = Object.assign(new WebhookDeliveryDto(), known);
+    const errors = mergeFieldErrors(
+      { ...unknown, ...nulCharacterErrors(known, '') },
+      toFieldErrors(
+        await validate(envelope, {
+          whitelist: true,
+          forbidNonWhitelisted: true,
+          stopAtFirstError: true,
+          validationError: { target: false, value: false },
+        }),
+      ),
     );
 
     const webhook = errors.event ? undefined : this.registry.find(envelope.event);

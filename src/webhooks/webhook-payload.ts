@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import type { FieldErrors } from '../common/exceptions/api.exception.js';
+import { splitUnknownFields } from '../common/pipes/dto-fields.js';
 import { toFieldErrors } from '../common/pipes/validation.pipe.js';
 import type { WebhookDefinition } from './webhook-registry.js';
 
@@ -15,7 +16,12 @@ export async function checkPayload<P extends object>(
   definition: WebhookDefinition<P>,
   raw: Record<string, unknown>,
 ): Promise<PayloadCheck<P>> {
-  const payload = plainToInstance(definition.payload, raw);
+  // Only the declared fields reach the DTO instance: an own `constructor` key would hide the
+  // instance's class from class-validator, which would then check nothing.
+  const payload = plainToInstance(
+    definition.payload,
+    splitUnknownFields(definition.payload, raw).known,
+  );
   const errors = await validate(payload, {
     whitelist: false,
     forbidUnknownValues: false,

@@ -139,6 +139,33 @@ describe('bearer tokens', () => {
     it('a token far over any real length', async () => {
       expectInvalid(await get(`Bearer ${'a'.repeat(5000)}`));
     });
+
+    it('a validly signed token issued more than 5 s in the future', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const ahead = await signWithServiceKey(t, claimsFor(client.clientId, { iat: now + 60 }));
+      expectInvalid(await get(`Bearer ${ahead}`));
+      // Within the clock leeway between instances it is accepted.
+      const skewed = await signWithServiceKey(t, claimsFor(client.clientId, { iat: now + 2 }));
+      await get(`Bearer ${skewed}`).expect(200);
+    });
+  });
+
+  describe('two Authorization headers: 400 invalid_request (CONTRACT §4)', () => {
+    it.each([
+      ['a valid token first', () => [`Bearer ${token}`, 'Bearer other']],
+      ['the same valid token twice', () => [`Bearer ${token}`, `Bearer ${token}`]],
+      ['a valid token second', () => ['Basic dXNlcjpwYXNz', `Bearer ${token}`]],
+    ])('%s', async (_what, headers) => {
+      // superagent sends an array value as repeated header lines (its types allow it for Cookie).
+      const res = await request(t.http)
+        .get('/test/protected')
+        .set('authorization', headers() as unknown as string);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { message: 'The request must carry one Authorization header, not several.' },
+      });
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_request"');
+    });
   });
 
   describe('insufficient scope: 403', () => {

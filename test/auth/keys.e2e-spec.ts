@@ -97,7 +97,7 @@ describe('signing keys and metadata', () => {
             undefined as never,
           ),
       );
-      await Promise.all(instances.map((i) => i.load()));
+      await Promise.all(instances.map((i) => i.refresh()));
 
       expect(new Set(instances.map((i) => i.signing.kid)).size).toBe(1);
       expect(await sources[0].getRepository(SigningKey).count()).toBe(1);

@@ -117,4 +117,46 @@ describe('secrets stay out of the logs', () => {
       .map(([name]) => name);
     expect(leaked).toEqual([]);
   });
+
+  it('redacts secret query parameters in any encoding or array form', async () => {
+    const client = await createClient(t, { scopes: ['customers:read'] });
+    const token: string = (
+      await tokenRequest(t, client, {
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+      }).expect(200)
+    ).body.access_token;
+    const signature = token.split('.')[2];
+    const queries = [
+      `access%5Ftoken=${token}`,
+      `access%5ftoken=${token}`,
+      `access%255Ftoken=${token}`,
+      `access_token[]=${token}`,
+      `access_token%5B%5D=${token}`,
+      `x[access_token]=${token}`,
+      `ACCESS_TOKEN=${token}`,
+      `a=1&access_token=${token}&b=2`,
+      `client%5Fsecret=${client.clientSecret}`,
+      `client_secret[0]=${client.clientSecret}`,
+      `%70assword=${client.clientSecret}`,
+      `token=${encodeURIComponent(token)}`,
+    ];
+    const start = logs.length;
+    for (const query of queries) {
+      await request(t.http).get(`/test/protected?${query}`).expect(401);
+    }
+    // The requests were logged, and neither the token (its signature alone) nor the secret was.
+    // A request's line is written once its answer is sent: wait for the last one.
+    const logged = () =>
+      logs.slice(start).match(/"url":"\/test\/protected\?[^"]*\[redacted\]/g)?.length ?? 0;
+    for (let polls = 0; logged() < queries.length && polls < 100; polls++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(logged()).toBe(queries.length);
+    expect({ token: logs.includes(signature), secret: logs.includes(client.clientSecret) }).toEqual(
+      { token: false, secret: false },
+    );
+    expect(logs).toContain('"url":"/test/protected?access%5Ftoken=[redacted]"');
+    expect(logs).toContain('"url":"/test/protected?a=1&access_token=[redacted]&b=2"');
+  });
 });

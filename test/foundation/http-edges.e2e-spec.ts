@@ -162,7 +162,7 @@ describe('HTTP edges (CONTRACT §2)', () => {
       .send('{"name":"x","__proto__":{"admin":true}}');
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      message: 'The request body contains a forbidden "__proto__" key.',
+      message: 'The request body contains a forbidden "__proto__" or "constructor.prototype" key.',
     });
   });
 });

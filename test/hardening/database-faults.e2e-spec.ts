@@ -104,4 +104,37 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
       .set('authorization', auth)
       .expect(200, { data: { name: 'Acked', type: 'plc' } });
   });
+
+  it('answers 503 within 5 s while the database stalls (connections open, nothing answered)', async () => {
+    const auth = await authHeader(t, ['customers:read', 'customers:write']);
+    const customer = await createCustomer(t, { name: 'Stalled', type: 'plc' });
+    const company = `/v2/customers/${customer.id}/company`;
+    await request(t.http).get(company).set('authorization', auth).expect(200);
+
+    proxy.stall();
+    try {
+      const started = Date.now();
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          i % 2
+            ? request(t.http).get(company).set('authorization', auth)
+            : request(t.http).put(company).set('authorization', auth).send({ type: 'llp' }),
+        ),
+      );
+      // The contract's bound (statement and connection timeouts), not a measure of speed.
+      expect(Date.now() - started).toBeLessThan(5000);
+      for (const res of answers) {
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 503,
+          body: errors.databaseUnavailable,
+        });
+      }
+    } finally {
+      proxy.unstall();
+    }
+    await eventually(
+      async () => (await request(t.http).get(company).set('authorization', auth)).status === 200,
+      10000,
+    );
+  });
 });

@@ -3,11 +3,14 @@ import { createServer, connect, Server, Socket } from 'node:net';
 
 /**
  * A TCP proxy in front of a real server, for fault tests: `cut()` drops every connection and
- * refuses new ones, `restore()` accepts again on the same port.
+ * refuses new ones, `restore()` accepts again on the same port; `stall()` keeps every connection
+ * open but forwards nothing (a database that stopped answering), `unstall()` forwards again.
  */
 export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<[Socket, Socket]>();
+  private stalled = false;
   port = 0;
 
   constructor(
@@ -23,8 +26,14 @@ export class TcpProxy {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => s.destroy());
       }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
+      const pair: [Socket, Socket] = [client, upstream];
+      this.pairs.add(pair);
+      if (this.stalled) halt(pair);
+      else forward(pair);
+      client.on('close', () => {
+        this.pairs.delete(pair);
+        upstream.destroy();
+      });
       upstream.on('close', () => client.destroy());
     });
     this.server.listen(port, '127.0.0.1');
@@ -40,7 +49,31 @@ export class TcpProxy {
     await closed;
   }
 
+  stall(): void {
+    this.stalled = true;
+    for (const pair of this.pairs) halt(pair);
+  }
+
+  unstall(): void {
+    this.stalled = false;
+    for (const pair of this.pairs) forward(pair);
+  }
+
   async restore(): Promise<void> {
     if (!this.server?.listening) await this.start(this.port);
   }
+}
+
+function forward([client, upstream]: [Socket, Socket]) {
+  client.pipe(upstream);
+  upstream.pipe(client);
+  client.resume();
+  upstream.resume();
+}
+
+function halt([client, upstream]: [Socket, Socket]) {
+  client.unpipe(upstream);
+  upstream.unpipe(client);
+  client.pause();
+  upstream.pause();
 }

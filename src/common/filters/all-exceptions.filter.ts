@@ -73,7 +73,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
       // Fastify's own errors: body parsing, content type, body size.
       return exception instanceof BodyParseError
-        ? { status: 400, body: { message: exception.message }, headers: {} }
+        ? { status: exception.statusCode, body: { message: exception.message }, headers: {} }
         : plain(statusCode);
     }
     if (isDatabaseUnavailable(exception)) {

@@ -1,16 +1,52 @@
+import secureJson from 'secure-json-parse';
+
 export const MAX_JSON_DEPTH = 32;
 
+/** A body refused by its parser: 400 (malformed) or 415 (an encoding we do not read). */
 export class BodyParseError extends Error {
-  readonly statusCode = 400;
+  constructor(
+    message: string,
+    readonly statusCode: 400 | 415 = 400,
+  ) {
+    super(message);
+  }
 }
 
 /**
- * JSON.parse with the limits a public endpoint needs: nesting bounded (deep structures would
- * exhaust the stack of every recursive consumer after the parser), `__proto__` and
- * `constructor.prototype` keys refused (prototype poisoning).
+ * Bodies are read as UTF-8 (RFC 8259 §8.1); a declared charset other than UTF-8 is refused (415),
+ * never decoded wrongly (é in ISO-8859-1 would become U+FFFD).
+ */
+export function assertUtf8(contentType: string | undefined): void {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType ?? '')?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new BodyParseError('The request body must be UTF-8 (charset=utf-8).', 415);
+  }
+}
+
+/**
+ * JSON parsing for a public endpoint: secure-json-parse (Fastify's own parser) refuses
+ * `__proto__` and `constructor.prototype` keys, however they are escaped (prototype poisoning),
+ * and nesting is bounded before parsing (a deep structure would exhaust the stack of every
+ * recursive consumer after the parser: validation, the error filter, the serializer).
  */
 export function parseJson(text: string): unknown {
   if (text.length === 0) throw new BodyParseError('The request body is empty.');
+  assertShallow(text);
+  try {
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    throw new BodyParseError(
+      (error as Error).message === POISONED
+        ? 'The request body contains a forbidden "__proto__" or "constructor.prototype" key.'
+        : 'The request body is malformed: it is not valid JSON.',
+    );
+  }
+}
+
+/** secure-json-parse's message for both of its refusals. */
+const POISONED = 'Object contains forbidden prototype property';
+
+function assertShallow(text: string): void {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -28,31 +64,6 @@ export function parseJson(text: string): unknown {
       }
     } else if (c === 125 || c === 93) depth--;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new BodyParseError('The request body is malformed: it is not valid JSON.');
-  }
-  if (/"(?:__proto__|constructor)"\s*:/.test(text)) rejectPoisoned(value);
-  return value;
-}
-
-function rejectPoisoned(value: unknown): void {
-  if (typeof value !== 'object' || value === null) return;
-  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) {
-    throw new BodyParseError('The request body contains a forbidden "__proto__" key.');
-  }
-  const ctor = (value as Record<string, unknown>).constructor;
-  if (
-    Object.prototype.hasOwnProperty.call(value, 'constructor') &&
-    typeof ctor === 'object' &&
-    ctor !== null &&
-    Object.prototype.hasOwnProperty.call(ctor, 'prototype')
-  ) {
-    throw new BodyParseError('The request body contains a forbidden "constructor.prototype" key.');
-  }
-  for (const child of Object.values(value)) rejectPoisoned(child);
 }
 
 /**

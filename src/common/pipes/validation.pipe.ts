@@ -12,10 +12,18 @@ import {
   type ValidatorOptions,
 } from 'class-validator';
 import { FieldErrors, ValidationFailedException } from '../exceptions/api.exception.js';
+import { isPoisonedQuery, PoisonedQueryException } from '../parsers/query-parser.js';
+import {
+  isPlainObject,
+  mergeFieldErrors,
+  nulCharacterErrors,
+  splitUnknownFields,
+} from './dto-fields.js';
 
 /** Turns class-validator's error tree into CONTRACT §2's map of dotted paths to messages. */
 export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErrors {
-  const out: FieldErrors = {};
+  // A Map: a path such as `toString` must not find Object.prototype's member.
+  const out = new Map<string, string[]>();
   const visit = (list: ValidationError[], base: string) => {
     for (const error of list) {
       const path = base ? `${base}.${error.property}` : error.property;
@@ -23,13 +31,24 @@ export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErro
       const messages = Object.entries(constraints).map(([rule, message]) =>
         rule === 'whitelistValidation' ? `The ${path} field is not allowed.` : message,
       );
-      if (messages.length) (out[path] ??= []).push(...messages);
+      if (messages.length) out.set(path, [...(out.get(path) ?? []), ...messages]);
       if (error.children?.length) visit(error.children, path);
     }
   };
   visit(errors, prefix);
-  return out;
+  return Object.fromEntries(out);
 }
+
+/**
+ * What is refused before the DTO's rules run: unknown fields (by own-property lookup) and NUL
+ * characters. Returns the declared part of the value and the errors found.
+ */
+function screen(metatype: Type, value: Record<string, unknown>) {
+  const { known, errors } = splitUnknownFields(metatype, value);
+  return { known, errors: { ...errors, ...nulCharacterErrors(known, '') } };
+}
+
+const hasErrors = (errors: FieldErrors) => Object.keys(errors).length > 0;
 
 /** The pipe's class-validator options, shared by both paths (see AppValidationPipe). */
 const VALIDATOR_OPTIONS: ValidatorOptions = {
@@ -37,9 +56,6 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
   forbidNonWhitelisted: true,
   validationError: { target: false, value: false },
 };
-
-/** Keys that could reach an object's prototype; Nest's pipe strips them the same way. */
-const PROTO_KEYS = ['__proto__', 'prototype', 'constructor'];
 
 const flatClasses = new WeakSet<Type>();
 
@@ -64,9 +80,6 @@ function assertFlat(metatype: Type): void {
   flatClasses.add(metatype);
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * The global pipe (APP_PIPE): whitelist + forbidNonWhitelisted + transform, and a 422 in the
  * contract's shape. A body that is not a JSON object is refused before class-validator sees it.
@@ -82,10 +95,24 @@ export class AppValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata) {
-    if (metadata.type === 'body' && this.isClass(metadata) && !isPlainObject(value)) {
+    const { type, metatype } = metadata;
+    if ((type !== 'body' && type !== 'query') || !this.isClass(metadata)) {
+      return super.transform(value, metadata);
+    }
+    if (type === 'query' && isPoisonedQuery(value)) throw new PoisonedQueryException();
+    if (!isPlainObject(value)) {
+      if (type === 'query') return super.transform(value, metadata);
       throw new ValidationFailedException({ body: ['The request body must be a JSON object.'] });
     }
-    return super.transform(value, metadata);
+    const { known, errors } = screen(metatype!, value);
+    try {
+      const valid: unknown = await super.transform(known, metadata);
+      if (hasErrors(errors)) throw new ValidationFailedException(errors);
+      return valid;
+    } catch (error) {
+      if (!(error instanceof ValidationFailedException) || !hasErrors(errors)) throw error;
+      throw new ValidationFailedException(mergeFieldErrors(errors, error.errors));
+    }
   }
 
   /**
@@ -99,12 +126,12 @@ export class AppValidationPipe extends ValidationPipe {
     if (!isPlainObject(value)) {
       throw new ValidationFailedException({ body: ['The request body must be a JSON object.'] });
     }
-    const entity = new metatype();
-    for (const key of Object.keys(value)) {
-      if (!PROTO_KEYS.includes(key)) (entity as Record<string, unknown>)[key] = value[key];
+    const { known, errors } = screen(metatype, value);
+    const entity = Object.assign(new metatype(), known);
+    const invalid = toFieldErrors(validateSync(entity, VALIDATOR_OPTIONS));
+    if (hasErrors(errors) || hasErrors(invalid)) {
+      throw new ValidationFailedException(mergeFieldErrors(errors, invalid));
     }
-    const errors = validateSync(entity, VALIDATOR_OPTIONS);
-    if (errors.length > 0) throw new ValidationFailedException(toFieldErrors(errors));
     return entity;
   }
 

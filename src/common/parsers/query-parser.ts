@@ -1,0 +1,55 @@
+import qs from 'qs';
+import { ApiException } from '../exceptions/api.exception.js';
+
+/** Set on a parsed query whose keys tried to reach a prototype (qs drops such keys silently). */
+const POISONED = Symbol('poisoned-query');
+
+export class PoisonedQueryException extends ApiException {
+  readonly status = 400;
+  constructor() {
+    super('The query string contains a forbidden "__proto__" or "constructor.prototype" key.');
+  }
+}
+
+/**
+ * Bracketed query strings (`result_mode[attributes][page]=2`) into null-prototype objects, so
+ * that a key named like an Object.prototype member (`toString`, `hasOwnProperty`…) is kept as an
+ * ordinary key and refused by validation as unknown. `__proto__` and `constructor[prototype]`
+ * are marked, and refused with 400 by the validation pipe (as in JSON bodies).
+ */
+export function parseQuery(query: string): Record<string, unknown> {
+  const parsed = qs.parse(query, {
+    depth: 4,
+    parameterLimit: 100,
+    arrayLimit: 20,
+    plainObjects: true,
+    allowPrototypes: true,
+  }) as Record<string, unknown>;
+  if (query.includes('proto') && hasPoisonedKey(query)) {
+    Object.defineProperty(parsed, POISONED, { value: true });
+  }
+  return parsed;
+}
+
+export function isPoisonedQuery(query: unknown): boolean {
+  return typeof query === 'object' && query !== null && POISONED in query;
+}
+
+function hasPoisonedKey(query: string): boolean {
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(query);
+  } catch {
+    return false;
+  }
+  for (const key of params.keys()) {
+    const segments = key.split(/[[\]]+/).filter(Boolean);
+    if (
+      segments.includes('__proto__') ||
+      segments.some((s, i) => s === 'constructor' && segments[i + 1] === 'prototype')
+    ) {
+      return true;
+    }
+  }
+  return false;
+}

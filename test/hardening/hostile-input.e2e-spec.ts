@@ -1,0 +1,280 @@
+import { connect } from 'node:net';
+import request from 'supertest';
+import { attemptCompleted } from '../factories/webhook.factory.js';
+import { createCustomer, storedCustomer } from '../factories/customer.factory.js';
+import { authHeader } from '../support/auth.js';
+import { startTestApp, TestApp } from '../support/app.js';
+import { errors } from '../support/responses.js';
+
+/** The reproductions of the second hostile-input review (CONTRACT §2), one test each. */
+describe('Hostile input (CONTRACT §2)', () => {
+  let t: TestApp;
+  let auth: string;
+  beforeAll(async () => {
+    t = await startTestApp();
+    auth = await authHeader(t, [
+      'customers:read',
+      'customers:write',
+      'webhooks:read',
+      'webhooks:write',
+    ]);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const poisoned = {
+    message: 'The request body contains a forbidden "__proto__" or "constructor.prototype" key.',
+  };
+
+  describe('prototype poisoning in JSON bodies is 400, however the key is escaped', () => {
+    it.each([
+      ['a plain __proto__ key', '{"__proto__":{"a":1},"name":"A"}'],
+      ['an escaped __proto__ key', '{"\\u005f_proto__":{"a":1},"name":"A"}'],
+      ['a fully escaped __proto__ key', '{"\\u005F\\u005Fproto\\u005f\\u005f":{},"name":"A"}'],
+      ['constructor.prototype', '{"constructor":{"prototype":{"a":1}},"name":"A"}'],
+      ['an escaped constructor.prototype', '{"\\u0063onstructor":{"prototype":{}},"name":"A"}'],
+    ])('PUT company with %s', async (_what, body) => {
+      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
+      const res = await request(t.http)
+        .put(`/v2/customers/${customer.id}/company`)
+        .set('authorization', auth)
+        .set('content-type', 'application/json')
+        .send(body);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: poisoned });
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+      expect((await storedCustomer(t, customer.id))?.companyName).toBe('Before');
+    });
+
+    it('a webhook payload with an escaped __proto__ key is refused, not stored', async () => {
+      const delivery = attemptCompleted();
+      const body = JSON.stringify(delivery).replace(
+        '"payload":{',
+        '"payload":{"\\u005f_proto__":{"admin":true},',
+      );
+      const res = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', auth)
+        .set('content-type', 'application/json')
+        .send(body);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: poisoned });
+      const list = await request(t.http).get('/v2/webhooks').set('authorization', auth).expect(200);
+      expect(list.body.data).toEqual([]);
+    });
+  });
+
+  it('keeps malformed JSON a 400 in the contract shape', async () => {
+    const res = await request(t.http)
+      .put('/v2/customers/1/company')
+      .set('authorization', auth)
+      .set('content-type', 'application/json')
+      .send('{"name":');
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 400,
+      body: errors.malformedJson,
+    });
+  });
+
+  describe('errors of the HTTP layer itself, in the contract shape with X-Request-Id', () => {
+    /** A raw request (Node's parser refuses some before any request object exists). */
+    async function raw(head: string): Promise<{ status: number; headers: string; body: string }> {
+      const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as {
+        port: number;
+      };
+      const socket = connect(port, '127.0.0.1');
+      socket.write(head);
+      let data = '';
+      for await (const chunk of socket) data += String(chunk);
+      const [headers, body] = data.split('\r\n\r\n');
+      return { status: Number(headers.split(' ')[1]), headers, body };
+    }
+
+    it('414 for an over-long path parameter, without echoing it', async () => {
+      const digits = '9'.repeat(201);
+      const res = await request(t.http)
+        .get(`/v2/customers/${digits}/company`)
+        .set('authorization', auth);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 414,
+        body: { message: 'The request URL is too long.' },
+      });
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+      expect(res.text).not.toContain(digits);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    });
+
+    it('400 for a malformed percent-encoding in the path, without echoing it', async () => {
+      const res = await request(t.http)
+        .get('/v2/customers/%ff/company')
+        .set('authorization', auth)
+        .set('x-request-id', 'trace-me-1');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { message: 'The request URL is malformed.' },
+      });
+      expect(res.headers['x-request-id']).toBe('trace-me-1');
+      expect(res.text).not.toContain('%ff');
+    });
+
+    it('431 for headers too large', async () => {
+      const res = await raw(
+        `GET /v2/customers HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      );
+      expect(res.status).toBe(431);
+      expect(JSON.parse(res.body)).toEqual({ message: 'The request headers are too large.' });
+      expect(res.headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+      expect(res.headers).toMatch(/\r\nContent-Type: application\/json/i);
+    });
+
+    it('400 for a request line Node cannot parse', async () => {
+      const res = await raw('GET /v2/customers HTTP/1.1\r\nHost x\r\n\r\n');
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body)).toEqual({ message: 'The request is malformed.' });
+      expect(res.headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+    });
+  });
+
+  describe('NUL characters and charsets', () => {
+    it.each(['/v2/webhooks?event=%00', '/v2/webhooks?event=a%00b'])(
+      '%s is 422 (PostgreSQL cannot compare with a NUL)',
+      async (url) => {
+        const res = await request(t.http).get(url).set('authorization', auth);
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 422,
+          body: errors.invalid({ event: ['The event must not contain NUL characters.'] }),
+        });
+      },
+    );
+
+    it('a NUL in a webhook payload field, known or not, is 422 and nothing is stored', async () => {
+      const res = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', auth)
+        .send(attemptCompleted({ note: 'a\u0000b' }));
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 422,
+        body: errors.invalid({
+          'payload.note': ['The payload.note must not contain NUL characters.'],
+        }),
+      });
+      const list = await request(t.http).get('/v2/webhooks').set('authorization', auth).expect(200);
+      expect(list.body.data).toEqual([]);
+    });
+
+    it('a declared charset other than UTF-8 is 415; UTF-8 however written is read', async () => {
+      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
+      const url = `/v2/customers/${customer.id}/company`;
+      for (const contentType of [
+        'application/json; charset=iso-8859-1',
+        'application/json;charset="latin1"',
+        'application/json; charset=utf-16',
+      ]) {
+        const res = await request(t.http)
+          .put(url)
+          .set('authorization', auth)
+          .set('content-type', contentType)
+          // supertest would serialize a Buffer as JSON; the bytes do not matter for the refusal.
+          .send('{"name":"Caf\u00e9"}');
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 415,
+          body: { message: 'The request body must be UTF-8 (charset=utf-8).' },
+        });
+      }
+      expect((await storedCustomer(t, customer.id))?.companyName).toBe('Before');
+      for (const contentType of [
+        'application/json; charset=UTF-8',
+        'application/json;charset=utf8',
+      ]) {
+        await request(t.http)
+          .put(url)
+          .set('authorization', auth)
+          .set('content-type', contentType)
+          .send('{"name":"Caf\u00e9"}')
+          .expect(200, { data: { name: 'Caf\u00e9', type: 'plc' } });
+      }
+    });
+
+    it('the token endpoint answers a non-UTF-8 form with 400 invalid_request', async () => {
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('content-type', 'application/x-www-form-urlencoded; charset=iso-8859-1')
+        .send('grant_type=client_credentials');
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+    });
+  });
+
+  describe('authentication before the body (CONTRACT §2 order of checks)', () => {
+    const expectMissing = (res: request.Response) => {
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 401,
+        body: errors.unauthenticated,
+      });
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="api"');
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    };
+
+    it('a form body without a token is 401, not 415', async () => {
+      expectMissing(
+        await request(t.http)
+          .put('/v2/customers/1/company')
+          .set('content-type', 'application/x-www-form-urlencoded')
+          .send('name=A'),
+      );
+    });
+
+    it('malformed, poisoned or non-UTF-8 bodies without a token are 401: never parsed', async () => {
+      for (const [contentType, body] of [
+        ['application/json', '{"name":'],
+        ['application/json', '{"__proto__":{}}'],
+        ['application/json; charset=latin1', '{}'],
+        ['text/plain', 'hello'],
+      ]) {
+        expectMissing(
+          await request(t.http)
+            .post('/v2/webhooks')
+            .set('content-type', contentType)
+            .set('authorization', 'Basic dXNlcjpwYXNz')
+            .send(body),
+        );
+      }
+    });
+
+    it('a body over 1 MiB without a token is 401, not 413', async () => {
+      const big = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
+      const res = await request(t.http)
+        .put('/v2/customers/1/company')
+        .set('content-type', 'application/json')
+        .send(big);
+      expectMissing(res);
+    });
+
+    it('an invalid token is 401 invalid_token before the body too', async () => {
+      const res = await request(t.http)
+        .put('/v2/customers/1/company')
+        .set('authorization', 'Bearer not.a.token')
+        .set('content-type', 'text/plain')
+        .send('x');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 401,
+        body: errors.invalidToken,
+      });
+    });
+
+    it('a valid token still meets the body checks (415, 413, 400)', async () => {
+      const url = '/v2/customers/1/company';
+      await request(t.http)
+        .put(url)
+        .set('authorization', auth)
+        .set('content-type', 'text/plain')
+        .send('x')
+        .expect(415, errors.unsupportedMediaType);
+      await request(t.http)
+        .put(url)
+        .set('authorization', auth)
+        .set('content-type', 'application/json')
+        .send('{"name":')
+        .expect(400, errors.malformedJson);
+    });
+  });
+});
