@@ -1,13 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { Repository } from 'typeorm';
-import { Database } from '../database/database.js';
 import type { Environment } from '../config/environment.js';
 import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import type { GrantType } from './grant-types.js';
 import { OAuthClient } from './oauth-client.entity.js';
+import { OAuthClientsRepository } from './oauth-clients.repository.js';
 import type { ClientCredentials } from './oauth-request.js';
 import {
   ClientNotFoundException,
@@ -34,8 +32,7 @@ export class ClientsService {
   private readonly failures: FixedWindowLimiter;
 
   constructor(
-    @InjectRepository(OAuthClient) private readonly clients: Repository<OAuthClient>,
-    private readonly db: Database,
+    private readonly clients: OAuthClientsRepository,
     private readonly state: TokenStateService,
     private readonly verifier: TokenVerifier,
     config: ConfigService<Environment, true>,
@@ -48,7 +45,7 @@ export class ClientsService {
   /** Registers a client; the secret is returned here once and stored only as a hash. */
   async create(input: NewClient): Promise<{ clientId: string; clientSecret: string }> {
     const clientSecret = generateClientSecret();
-    const client = this.clients.create({
+    const client = Object.assign(new OAuthClient(), {
       id: randomUUID(),
       name: input.name,
       secretHash: hashClientSecret(clientSecret),
@@ -58,25 +55,18 @@ export class ClientsService {
       tokensNotBefore: null,
       createdAt: Date.now(),
     });
-    await this.db.transaction((manager) => manager.insert(OAuthClient, client));
+    await this.clients.insert(client);
     this.state.clientChanged(client);
     return { clientId: client.id, clientSecret };
   }
 
   /** Refuses the client from now on, and with it every token it was ever issued. */
   async disable(clientId: string): Promise<{ clientId: string; tokensNotBefore: number }> {
-    const client = PLAUSIBLE_ID.test(clientId)
-      ? await this.clients.findOneBy({ id: clientId })
-      : null;
+    const client = PLAUSIBLE_ID.test(clientId) ? await this.clients.findById(clientId) : null;
     if (!client) throw new ClientNotFoundException();
     client.disabled = true;
     client.tokensNotBefore = Math.floor(Date.now() / 1000);
-    await this.db.transaction((manager) =>
-      manager.update(OAuthClient, client.id, {
-        disabled: true,
-        tokensNotBefore: client.tokensNotBefore,
-      }),
-    );
+    await this.clients.disable(client.id, client.tokensNotBefore);
     this.state.clientChanged(client);
     this.verifier.forgetClient(client.id);
     return { clientId: client.id, tokensNotBefore: client.tokensNotBefore };
@@ -92,9 +82,7 @@ export class ClientsService {
     const retryAfter = this.failures.retryAfter(clientId);
     if (retryAfter > 0) throw new TooManyAttemptsException(retryAfter);
 
-    const client = PLAUSIBLE_ID.test(clientId)
-      ? await this.clients.findOneBy({ id: clientId })
-      : null;
+    const client = PLAUSIBLE_ID.test(clientId) ? await this.clients.findById(clientId) : null;
     const secretMatches = verifyClientSecret(clientSecret, client?.secretHash);
     if (!client || !secretMatches || client.disabled) {
       // Checked again after the await: in a concurrent burst, attempts past the limit that were

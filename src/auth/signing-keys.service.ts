@@ -1,13 +1,11 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectRepository } from '@nestjs/typeorm';
 import { calculateJwkThumbprint, importJWK, importPKCS8, type JWK } from 'jose';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
-import { Repository } from 'typeorm';
-import { Database } from '../database/database.js';
 import { ApiException } from '../common/exceptions/api.exception.js';
 import { Environment, InvalidEnvironmentError } from '../config/environment.js';
 import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
+import { SigningKeysRepository } from './signing-keys.repository.js';
 
 type Key = Awaited<ReturnType<typeof importPKCS8>>;
 
@@ -48,9 +46,8 @@ export class SigningKeysService implements OnModuleInit {
   private readonly verifiers = new Map<string, VerificationKey>();
 
   constructor(
-    @InjectRepository(SigningKey) private readonly keys: Repository<SigningKey>,
+    private readonly keys: SigningKeysRepository,
     private readonly config: ConfigService<Environment, true>,
-    private readonly db: Database,
   ) {}
 
   async onModuleInit() {
@@ -80,10 +77,10 @@ export class SigningKeysService implements OnModuleInit {
     const configured = this.config.get('TOKEN_SIGNING_KEY', { infer: true });
     const fromConfig = configured ? await material(parseConfiguredKey(configured)) : undefined;
 
-    let rows = await this.keys.find({ order: { createdAt: 'ASC' } });
+    let rows = await this.keys.all();
     if (!fromConfig && !rows.some((row) => row.slot === SIGNING_SLOT)) {
       await this.generate();
-      rows = await this.keys.find({ order: { createdAt: 'ASC' } });
+      rows = await this.keys.all();
     }
 
     this.verifiers.clear();
@@ -104,21 +101,13 @@ export class SigningKeysService implements OnModuleInit {
   private async generate() {
     const { privateKey } = generateKeyPairSync('ed25519');
     const m = await material(privateKey);
-    await this.db.transaction((manager) =>
-      manager
-        .createQueryBuilder()
-        .insert()
-        .into(SigningKey)
-        .values({
-          kid: m.kid,
-          alg: m.signer.alg,
-          privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-          slot: SIGNING_SLOT,
-          createdAt: Date.now(),
-        })
-        .orIgnore()
-        .execute(),
-    );
+    await this.keys.insertUnlessSlotTaken({
+      kid: m.kid,
+      alg: m.signer.alg,
+      privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      slot: SIGNING_SLOT,
+      createdAt: Date.now(),
+    });
   }
 }
 

@@ -1,10 +1,10 @@
 import { jest } from '@jest/globals';
 import type { ConfigService } from '@nestjs/config';
-import type { Repository } from 'typeorm';
 import type { Environment } from '../config/environment.js';
-import type { Database } from '../database/database.js';
 import type { OAuthClient } from './oauth-client.entity.js';
+import type { OAuthClientsRepository } from './oauth-clients.repository.js';
 import type { RevokedToken } from './revoked-token.entity.js';
+import type { RevokedTokensRepository } from './revoked-tokens.repository.js';
 import { TokenStateService } from './token-state.service.js';
 
 type ClientRow = Pick<OAuthClient, 'id' | 'disabled' | 'tokensNotBefore'>;
@@ -27,27 +27,23 @@ describe('TokenStateService (in-memory revocation state)', () => {
     clientLookups = 0;
     gate = undefined;
     const revocations = {
-      find: async () => revokedRows.filter((r) => r.expiresAt > Date.now() / 1000 - 5),
-    } as unknown as Repository<RevokedToken>;
+      expiringAfter: async (seconds: number) => revokedRows.filter((r) => r.expiresAt > seconds),
+      deleteExpiredBefore: async () => undefined,
+    } as unknown as RevokedTokensRepository;
     const clients = {
-      find: async () => {
+      states: async () => {
         clientFinds++;
         const snapshot = clientRows.map((c) => ({ ...c }));
         await gate?.opened;
         return snapshot;
       },
-      findOne: async ({ where }: { where: { id: string } }) => {
+      stateOf: async (id: string) => {
         clientLookups++;
-        return clientRows.find((c) => c.id === where.id) ?? null;
+        return clientRows.find((c) => c.id === id) ?? null;
       },
-    } as unknown as Repository<OAuthClient>;
+    } as unknown as OAuthClientsRepository;
     const config = { get: () => 1000 } as unknown as ConfigService<Environment, true>;
-    // Writes (the periodic clean-up) run at once, in a transaction that deletes nothing.
-    const db = {
-      transaction: (work: (manager: unknown) => Promise<unknown>) =>
-        work({ delete: async () => undefined }),
-    } as unknown as Database;
-    state = new TokenStateService(revocations, clients, config, db);
+    state = new TokenStateService(revocations, clients, config);
     await state.onModuleInit();
   });
 

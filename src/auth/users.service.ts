@@ -1,8 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
-import { Database } from '../database/database.js';
 import type { Environment } from '../config/environment.js';
 import { FixedWindowLimiter } from './fixed-window-limiter.js';
 import {
@@ -12,6 +9,7 @@ import {
 } from './oauth.exceptions.js';
 import { hashPassword, verifyPassword } from './password-hash.js';
 import { User } from './user.entity.js';
+import { UsersRepository } from './users.repository.js';
 
 /** 1–255 characters (the column), no control characters (a NUL byte fails a PostgreSQL query). */
 export function isPlausibleUsername(username: string): boolean {
@@ -29,8 +27,7 @@ export class UsersService {
   private readonly failures: FixedWindowLimiter;
 
   constructor(
-    @InjectRepository(User) private readonly users: Repository<User>,
-    private readonly db: Database,
+    private readonly users: UsersRepository,
     config: ConfigService<Environment, true>,
   ) {
     this.failures = new FixedWindowLimiter(
@@ -39,17 +36,17 @@ export class UsersService {
   }
 
   async create(username: string, password: string): Promise<{ id: number; username: string }> {
-    if (await this.users.existsBy({ username })) throw new UsernameTakenException();
-    const user = this.users.create({
+    if (await this.users.existsByUsername(username)) throw new UsernameTakenException();
+    const user = Object.assign(new User(), {
       username,
       passwordHash: await hashPassword(password),
       createdAt: Date.now(),
     });
     try {
-      await this.db.transaction((manager) => manager.insert(User, user));
+      await this.users.insert(user);
     } catch (error) {
       // Created meanwhile by someone else: the unique index refused the second one.
-      if (await this.users.existsBy({ username })) throw new UsernameTakenException();
+      if (await this.users.existsByUsername(username)) throw new UsernameTakenException();
       throw error;
     }
     return { id: user.id, username: user.username };
@@ -63,7 +60,7 @@ export class UsersService {
     const retryAfter = this.failures.retryAfter(username);
     if (retryAfter > 0) throw new TooManyAttemptsException(retryAfter);
 
-    const user = isPlausibleUsername(username) ? await this.users.findOneBy({ username }) : null;
+    const user = isPlausibleUsername(username) ? await this.users.findByUsername(username) : null;
     if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
       // Checked again after the await (see ClientsService.authenticate): a burst gets no more
       // than the limit's worth of verdicts.

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Database } from '../../src/database/database.js';
+import { SigningKeysRepository } from '../../src/auth/signing-keys.repository.js';
 import { buildDataSourceOptions } from '../../ormconfig.js';
 import { SigningKey } from '../../src/auth/signing-key.entity.js';
 import { SigningKeysService } from '../../src/auth/signing-keys.service.js';
@@ -89,7 +90,7 @@ describe('signing keys and metadata', () => {
       const config = new ConfigService({}) as never;
       databases = await Promise.all(sources.map((s) => Database.open(s, { lockTimeoutMs: 5000 })));
       const instances = sources.map(
-        (s, i) => new SigningKeysService(s.getRepository(SigningKey), config, databases[i]),
+        (_, i) => new SigningKeysService(new SigningKeysRepository(databases[i]), config),
       );
       await Promise.all(instances.map((i) => i.load()));
 
