@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { Repository } from 'typeorm';
-import { Database } from '../database/database.js';
 import type { GrantType } from './grant-types.js';
 import { OAuthClient } from './oauth-client.entity.js';
+import { OAuthClientsRepository } from './oauth-clients.repository.js';
 import type { ClientCredentials } from './oauth-request.js';
 import { ClientNotFoundException, InvalidClientException } from './oauth.exceptions.js';
 import type { Scope } from './scopes.js';
@@ -26,8 +24,7 @@ const PLAUSIBLE_ID = /^[\x21-\x7e]{1,64}$/;
 @Injectable()
 export class ClientsService {
   constructor(
-    @InjectRepository(OAuthClient) private readonly clients: Repository<OAuthClient>,
-    private readonly db: Database,
+    private readonly clients: OAuthClientsRepository,
     private readonly state: TokenStateService,
     private readonly verifier: TokenVerifier,
     private readonly throttling: ThrottlingService,
@@ -36,7 +33,7 @@ export class ClientsService {
   /** Registers a client; the secret is returned here once and stored only as a hash. */
   async create(input: NewClient): Promise<{ clientId: string; clientSecret: string }> {
     const clientSecret = generateClientSecret();
-    const client = this.clients.create({
+    const client = Object.assign(new OAuthClient(), {
       id: randomUUID(),
       name: input.name,
       secretHash: hashClientSecret(clientSecret),
@@ -46,25 +43,18 @@ export class ClientsService {
       tokensNotBefore: null,
       createdAt: Date.now(),
     });
-    await this.db.transaction((manager) => manager.insert(OAuthClient, client));
+    await this.clients.insert(client);
     await this.state.clientChanged(client);
     return { clientId: client.id, clientSecret };
   }
 
   /** Refuses the client from now on, and with it every token it was ever issued. */
   async disable(clientId: string): Promise<{ clientId: string; tokensNotBefore: number }> {
-    const client = PLAUSIBLE_ID.test(clientId)
-      ? await this.clients.findOneBy({ id: clientId })
-      : null;
+    const client = PLAUSIBLE_ID.test(clientId) ? await this.clients.findById(clientId) : null;
     if (!client) throw new ClientNotFoundException();
     client.disabled = true;
     client.tokensNotBefore = Math.floor(Date.now() / 1000);
-    await this.db.transaction((manager) =>
-      manager.update(OAuthClient, client.id, {
-        disabled: true,
-        tokensNotBefore: client.tokensNotBefore,
-      }),
-    );
+    await this.clients.disable(client.id, client.tokensNotBefore);
     await this.state.clientChanged(client);
     this.verifier.forgetClient(client.id);
     return { clientId: client.id, tokensNotBefore: client.tokensNotBefore };
@@ -81,9 +71,7 @@ export class ClientsService {
     const failures = this.throttling.clientFailuresFrom(clientId, address);
     await failures.refuseIfExhausted();
 
-    const client = PLAUSIBLE_ID.test(clientId)
-      ? await this.clients.findOneBy({ id: clientId })
-      : null;
+    const client = PLAUSIBLE_ID.test(clientId) ? await this.clients.findById(clientId) : null;
     const secretMatches = verifyClientSecret(clientSecret, client?.secretHash);
     if (!client || !secretMatches || client.disabled) {
       await failures.record();

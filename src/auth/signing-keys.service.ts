@@ -1,14 +1,12 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectRepository } from '@nestjs/typeorm';
 import { calculateJwkThumbprint, importJWK, importPKCS8, type JWK } from 'jose';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
-import { Repository } from 'typeorm';
 import { ClusterEvents } from '../cluster/cluster-events.js';
-import { Database } from '../database/database.js';
 import { ApiException } from '../common/exceptions/api.exception.js';
 import { Environment, InvalidEnvironmentError } from '../config/environment.js';
 import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
+import { SigningKeysRepository } from './signing-keys.repository.js';
 
 type Key = Awaited<ReturnType<typeof importPKCS8>>;
 
@@ -80,9 +78,8 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
   private refreshing?: Promise<void>;
 
   constructor(
-    @InjectRepository(SigningKey) private readonly keys: Repository<SigningKey>,
+    private readonly keys: SigningKeysRepository,
     private readonly config: ConfigService<Environment, true>,
-    private readonly db: Database,
     private readonly events: ClusterEvents,
   ) {}
 
@@ -139,19 +136,13 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
     this.refuseWhenConfigured();
     const { privateKey } = generateKeyPairSync('ed25519');
     const m = await material(privateKey);
-    let previous: string | null = null;
-    await this.db.transaction(async (manager) => {
-      const current = await manager.findOneBy(SigningKey, { slot: SIGNING_SLOT });
-      previous = current?.kid ?? null;
-      if (current) await manager.update(SigningKey, { kid: current.kid }, { slot: null });
-      await manager.insert(SigningKey, {
-        kid: m.kid,
-        alg: m.signer.alg,
-        privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-        slot: SIGNING_SLOT,
-        createdAt: Date.now(),
-        retiredAt: null,
-      });
+    const previous = await this.keys.replaceSigningKey({
+      kid: m.kid,
+      alg: m.signer.alg,
+      privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      slot: SIGNING_SLOT,
+      createdAt: Date.now(),
+      retiredAt: null,
     });
     await this.refresh();
     await this.announceChange();
@@ -161,7 +152,7 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
   /** `keys:retire --kid`: the key's tokens are refused from now on, and it leaves the JWKS. */
   async retire(kid: string): Promise<{ kid: string; retired_at: string }> {
     this.refuseWhenConfigured();
-    const row = await this.keys.findOneBy({ kid });
+    const row = await this.keys.findByKid(kid);
     if (!row) throw new KeyRotationRefusedError(`No signing key has the kid ${kid}.`);
     if (row.slot === SIGNING_SLOT) {
       throw new KeyRotationRefusedError(
@@ -170,7 +161,7 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
     }
     const retiredAt = row.retiredAt ?? Date.now();
     if (row.retiredAt === null) {
-      await this.db.transaction((manager) => manager.update(SigningKey, { kid }, { retiredAt }));
+      await this.keys.retire(kid, retiredAt);
     }
     await this.refresh();
     await this.announceChange();
@@ -188,7 +179,7 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
 
   /** `keys:list`: every key, oldest first, with its state. */
   async list(): Promise<KeyListing[]> {
-    const rows = await this.keys.find({ order: { createdAt: 'ASC' } });
+    const rows = await this.keys.all();
     const configured = this.configuredKid();
     const listed: KeyListing[] = rows.map((row) => ({
       kid: row.kid,
@@ -231,10 +222,10 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
 
   private async load(): Promise<void> {
     const configured = this.config.get('TOKEN_SIGNING_KEY', { infer: true });
-    let rows = await this.keys.find({ order: { createdAt: 'ASC' } });
+    let rows = await this.keys.all();
     if (!configured && !rows.some((row) => row.slot === SIGNING_SLOT)) {
       await this.generate();
-      rows = await this.keys.find({ order: { createdAt: 'ASC' } });
+      rows = await this.keys.all();
     }
     const state = rows.map((r) => `${r.kid}:${r.slot}:${r.retiredAt}`).join(',');
     if (this.signer && state === this.loadedState) return;
@@ -265,21 +256,14 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
   private async generate() {
     const { privateKey } = generateKeyPairSync('ed25519');
     const m = await material(privateKey);
-    await this.db.transaction((manager) =>
-      manager
-        .createQueryBuilder()
-        .insert()
-        .into(SigningKey)
-        .values({
-          kid: m.kid,
-          alg: m.signer.alg,
-          privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-          slot: SIGNING_SLOT,
-          createdAt: Date.now(),
-        })
-        .orIgnore()
-        .execute(),
-    );
+    await this.keys.insertUnlessSlotTaken({
+      kid: m.kid,
+      alg: m.signer.alg,
+      privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      slot: SIGNING_SLOT,
+      createdAt: Date.now(),
+      retiredAt: null,
+    });
   }
 }
 

@@ -1,11 +1,11 @@
 import { jest } from '@jest/globals';
 import type { ConfigService } from '@nestjs/config';
-import type { Repository } from 'typeorm';
 import type { ClusterEvents, ClusterListener } from '../cluster/cluster-events.js';
 import type { Environment } from '../config/environment.js';
-import type { Database } from '../database/database.js';
 import type { OAuthClient } from './oauth-client.entity.js';
+import type { OAuthClientsRepository } from './oauth-clients.repository.js';
 import type { RevokedToken } from './revoked-token.entity.js';
+import type { RevokedTokensRepository } from './revoked-tokens.repository.js';
 import { TokenStateService } from './token-state.service.js';
 
 type ClientRow = Pick<OAuthClient, 'id' | 'disabled' | 'tokensNotBefore'>;
@@ -31,36 +31,25 @@ describe('TokenStateService (in-memory revocation state)', () => {
     clientLookups = 0;
     gate = undefined;
     const revocations = {
-      find: async () => revokedRows.filter((r) => r.expiresAt > Date.now() / 1000 - 5),
-    } as unknown as Repository<RevokedToken>;
+      expiringAfter: async (seconds: number) => revokedRows.filter((r) => r.expiresAt > seconds),
+      deleteExpiredBefore: async () => undefined,
+      insertUnlessPresent: async (row: RevokedToken) => {
+        revokedRows.push({ jti: row.jti, expiresAt: row.expiresAt });
+      },
+    } as unknown as RevokedTokensRepository;
     const clients = {
-      find: async () => {
+      states: async () => {
         clientFinds++;
         const snapshot = clientRows.map((c) => ({ ...c }));
         await gate?.opened;
         return snapshot;
       },
-      findOne: async ({ where }: { where: { id: string } }) => {
+      stateOf: async (id: string) => {
         clientLookups++;
-        return clientRows.find((c) => c.id === where.id) ?? null;
+        return clientRows.find((c) => c.id === id) ?? null;
       },
-    } as unknown as Repository<OAuthClient>;
+    } as unknown as OAuthClientsRepository;
     const config = { get: () => 1000 } as unknown as ConfigService<Environment, true>;
-    // Writes run at once, in a transaction whose manager records revocations.
-    const insert = {
-      insert: () => insert,
-      into: () => insert,
-      values: (row: RevokedToken) => {
-        revokedRows.push({ jti: row.jti, expiresAt: row.expiresAt });
-        return insert;
-      },
-      orIgnore: () => insert,
-      execute: async () => undefined,
-    };
-    const db = {
-      transaction: (work: (manager: unknown) => Promise<unknown>) =>
-        work({ delete: async () => undefined, createQueryBuilder: () => insert }),
-    } as unknown as Database;
     published = [];
     const events = {
       subscribe: (topic: string, listener: ClusterListener) => {
@@ -70,7 +59,7 @@ describe('TokenStateService (in-memory revocation state)', () => {
         if (topic === 'token-state') published.push(message);
       },
     } as unknown as ClusterEvents;
-    state = new TokenStateService(revocations, clients, config, db, events);
+    state = new TokenStateService(revocations, clients, config, events);
     await state.onModuleInit();
   });
 

@@ -1,13 +1,11 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectRepository } from '@nestjs/typeorm';
-import { LessThan, MoreThan, Repository } from 'typeorm';
 import { ClusterEvents } from '../cluster/cluster-events.js';
-import { Database } from '../database/database.js';
 import type { Environment } from '../config/environment.js';
 import { CLOCK_LEEWAY_SECONDS, type AccessTokenClaims } from './access-tokens.service.js';
 import { OAuthClient } from './oauth-client.entity.js';
-import { RevokedToken } from './revoked-token.entity.js';
+import { OAuthClientsRepository } from './oauth-clients.repository.js';
+import { RevokedTokensRepository } from './revoked-tokens.repository.js';
 
 interface ClientState {
   disabled: boolean;
@@ -46,10 +44,9 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
   private lastCleanup = 0;
 
   constructor(
-    @InjectRepository(RevokedToken) private readonly revocations: Repository<RevokedToken>,
-    @InjectRepository(OAuthClient) private readonly clientRows: Repository<OAuthClient>,
+    private readonly revocations: RevokedTokensRepository,
+    private readonly clientRows: OAuthClientsRepository,
     private readonly config: ConfigService<Environment, true>,
-    private readonly db: Database,
     private readonly events: ClusterEvents,
   ) {}
 
@@ -84,20 +81,12 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
 
   /** Records a revocation durably, then refuses the token here at once. */
   async revoke(claims: AccessTokenClaims): Promise<void> {
-    await this.db.transaction((manager) =>
-      manager
-        .createQueryBuilder()
-        .insert()
-        .into(RevokedToken)
-        .values({
-          jti: claims.jti,
-          clientId: claims.client_id,
-          expiresAt: claims.exp,
-          revokedAt: Date.now(),
-        })
-        .orIgnore()
-        .execute(),
-    );
+    await this.revocations.insertUnlessPresent({
+      jti: claims.jti,
+      clientId: claims.client_id,
+      expiresAt: claims.exp,
+      revokedAt: Date.now(),
+    });
     const revoked = { jti: claims.jti, exp: claims.exp };
     this.revoked.set(revoked.jti, revoked.exp);
     await this.tell({ revoked });
@@ -136,11 +125,7 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
       await this.reload();
       if (Date.now() - this.lastCleanup >= CLEANUP_EVERY_MS) {
         this.lastCleanup = Date.now();
-        await this.db.transaction((manager) =>
-          manager.delete(RevokedToken, {
-            expiresAt: LessThan(nowSeconds() - CLOCK_LEEWAY_SECONDS),
-          }),
-        );
+        await this.revocations.deleteExpiredBefore(nowSeconds() - CLOCK_LEEWAY_SECONDS);
       }
     } catch (error) {
       // Keep serving with the last known state; the next tick tries again.
@@ -157,11 +142,8 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
     const changesBefore = this.localChanges;
     const now = nowSeconds();
     const [rows, clients] = await Promise.all([
-      this.revocations.find({
-        select: { jti: true, expiresAt: true },
-        where: { expiresAt: MoreThan(now - CLOCK_LEEWAY_SECONDS) },
-      }),
-      this.clientRows.find({ select: { id: true, disabled: true, tokensNotBefore: true } }),
+      this.revocations.expiringAfter(now - CLOCK_LEEWAY_SECONDS),
+      this.clientRows.states(),
     ]);
     for (const row of rows) this.revoked.set(row.jti, row.expiresAt);
     // Entries expire with their tokens: an expired token is refused by its `exp` anyway.
@@ -179,10 +161,7 @@ export class TokenStateService implements OnModuleInit, OnModuleDestroy {
     let pending = this.lookups.get(clientId);
     if (!pending) {
       pending = this.clientRows
-        .findOne({
-          select: { id: true, disabled: true, tokensNotBefore: true },
-          where: { id: clientId },
-        })
+        .stateOf(clientId)
         .then((row) => {
           const state = row ? { disabled: row.disabled, notBefore: row.tokensNotBefore } : null;
           this.clients.set(clientId, state);

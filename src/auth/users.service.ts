@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
-import { Database } from '../database/database.js';
 import { InvalidGrantException, UsernameTakenException } from './oauth.exceptions.js';
 import { hashPassword, verifyPassword } from './password-hash.js';
 import { ThrottlingService } from './throttling.service.js';
 import { User } from './user.entity.js';
+import { UsersRepository } from './users.repository.js';
 
 /** 1–255 characters (the column), no control characters (a NUL byte fails a PostgreSQL query). */
 export function isPlausibleUsername(username: string): boolean {
@@ -21,23 +19,22 @@ export function isPlausibleUsername(username: string): boolean {
 @Injectable()
 export class UsersService {
   constructor(
-    @InjectRepository(User) private readonly users: Repository<User>,
-    private readonly db: Database,
+    private readonly users: UsersRepository,
     private readonly throttling: ThrottlingService,
   ) {}
 
   async create(username: string, password: string): Promise<{ id: number; username: string }> {
-    if (await this.users.existsBy({ username })) throw new UsernameTakenException();
-    const user = this.users.create({
+    if (await this.users.existsByUsername(username)) throw new UsernameTakenException();
+    const user = Object.assign(new User(), {
       username,
       passwordHash: await hashPassword(password),
       createdAt: Date.now(),
     });
     try {
-      await this.db.transaction((manager) => manager.insert(User, user));
+      await this.users.insert(user);
     } catch (error) {
       // Created meanwhile by someone else: the unique index refused the second one.
-      if (await this.users.existsBy({ username })) throw new UsernameTakenException();
+      if (await this.users.existsByUsername(username)) throw new UsernameTakenException();
       throw error;
     }
     return { id: user.id, username: user.username };
@@ -52,7 +49,7 @@ export class UsersService {
     const failures = this.throttling.passwordFailuresFrom(username, address);
     await failures.refuseIfExhausted();
 
-    const user = isPlausibleUsername(username) ? await this.users.findOneBy({ username }) : null;
+    const user = isPlausibleUsername(username) ? await this.users.findByUsername(username) : null;
     if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
       await failures.record();
       throw new InvalidGrantException();

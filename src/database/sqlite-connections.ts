@@ -42,8 +42,8 @@ const STATEMENT_CACHE_SIZE = 256;
  * through Database take a turn, reads through TypeORM repositories do not (see README).
  */
 export class SqliteConnections {
-  readonly writer: SqliteConnection;
-  readonly reader: SqliteConnection;
+  private current: SqliteConnection;
+  private readonly readerConnection?: SqliteConnection;
   private turns: Promise<unknown> = Promise.resolve();
   private readonly statements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
   /** Since when writes have found the database locked by another process. */
@@ -54,8 +54,25 @@ export class SqliteConnections {
     private readonly readerSource: DataSource | undefined,
     private readonly lockTimeoutMs: number,
   ) {
-    this.writer = sqliteConnectionOf(dataSource)!;
-    this.reader = readerSource ? sqliteConnectionOf(readerSource)! : this.writer;
+    this.current = sqliteConnectionOf(dataSource)!;
+    this.readerConnection = readerSource && sqliteConnectionOf(readerSource);
+  }
+
+  /**
+   * TypeORM's connection, looked up on each use: a DataSource closed and initialised again (as
+   * tests do) has a new one, which gets the busy timeout of 0 too.
+   */
+  get writer(): SqliteConnection {
+    const connection = sqliteConnectionOf(this.dataSource)!;
+    if (connection !== this.current) {
+      this.current = connection;
+      if (connection.open) connection.pragma('busy_timeout = 0');
+    }
+    return connection;
+  }
+
+  get reader(): SqliteConnection {
+    return this.readerConnection ?? this.writer;
   }
 
   /** Opens the reader beside `dataSource`'s writer (after its migrations ran). */
@@ -80,7 +97,7 @@ export class SqliteConnections {
   }
 
   get separateReader(): boolean {
-    return this.reader !== this.writer;
+    return this.readerConnection !== undefined;
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { PageRequest } from './page-query.dto.js';
 
-/** What a paged route returns; the envelope (envelope/envelope.ts) turns it into `{data, meta}`. */
+/** What a paged route returns; the envelope (src/envelope/envelope.ts) turns it into `{data, meta}`. */
 export class Page<T> {
   constructor(
     readonly items: T[],

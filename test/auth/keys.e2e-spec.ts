@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Database } from '../../src/database/database.js';
+import { SigningKeysRepository } from '../../src/auth/signing-keys.repository.js';
 import { buildDataSourceOptions } from '../../ormconfig.js';
 import { SigningKey } from '../../src/auth/signing-key.entity.js';
 import { SigningKeysService } from '../../src/auth/signing-keys.service.js';
@@ -89,11 +90,10 @@ describe('signing keys and metadata', () => {
       const config = new ConfigService({}) as never;
       databases = await Promise.all(sources.map((s) => Database.open(s, { lockTimeoutMs: 5000 })));
       const instances = sources.map(
-        (s, i) =>
+        (_, i) =>
           new SigningKeysService(
-            s.getRepository(SigningKey),
+            new SigningKeysRepository(databases[i]),
             config,
-            databases[i],
             undefined as never,
           ),
       );

@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '../database/database.js';
+import { OAuthClient } from './oauth-client.entity.js';
+
+/** What decides whether a client's tokens are still accepted. */
+export type ClientStateRow = Pick<OAuthClient, 'id' | 'disabled' | 'tokensNotBefore'>;
+
+const STATE = { id: true, disabled: true, tokensNotBefore: true } as const;
+
+/** Every query of `oauth_clients`. */
+@Injectable()
+export class OAuthClientsRepository {
+  constructor(private readonly db: Database) {}
+
+  private get rows() {
+    return this.db.dataSource.getRepository(OAuthClient);
+  }
+
+  findById(id: string): Promise<OAuthClient | null> {
+    return this.rows.findOneBy({ id });
+  }
+
+  states(): Promise<ClientStateRow[]> {
+    return this.rows.find({ select: STATE });
+  }
+
+  stateOf(id: string): Promise<ClientStateRow | null> {
+    return this.rows.findOne({ select: STATE, where: { id } });
+  }
+
+  async insert(client: OAuthClient): Promise<void> {
+    await this.db.transaction((manager) => manager.insert(OAuthClient, client));
+  }
+
+  /** Disables the client and refuses its tokens issued up to `tokensNotBefore` (epoch seconds). */
+  async disable(id: string, tokensNotBefore: number): Promise<void> {
+    await this.db.transaction((manager) =>
+      manager.update(OAuthClient, id, { disabled: true, tokensNotBefore }),
+    );
+  }
+}

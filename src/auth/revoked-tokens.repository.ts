@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { LessThan, MoreThan } from 'typeorm';
+import { Database } from '../database/database.js';
+import { RevokedToken } from './revoked-token.entity.js';
+
+/** Every query of `oauth_revoked_tokens`. */
+@Injectable()
+export class RevokedTokensRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Records a revocation; revoking a token twice keeps the first record. */
+  async insertUnlessPresent(row: RevokedToken): Promise<void> {
+    await this.db.transaction((manager) =>
+      manager.createQueryBuilder().insert().into(RevokedToken).values(row).orIgnore().execute(),
+    );
+  }
+
+  /** Revocations of tokens that expire after `seconds` (epoch seconds). */
+  expiringAfter(seconds: number): Promise<Pick<RevokedToken, 'jti' | 'expiresAt'>[]> {
+    return this.db.dataSource.getRepository(RevokedToken).find({
+      select: { jti: true, expiresAt: true },
+      where: { expiresAt: MoreThan(seconds) },
+    });
+  }
+
+  /** Forgets revocations of tokens that expired before `seconds` (epoch seconds). */
+  async deleteExpiredBefore(seconds: number): Promise<void> {
+    await this.db.transaction((manager) =>
+      manager.delete(RevokedToken, { expiresAt: LessThan(seconds) }),
+    );
+  }
+}

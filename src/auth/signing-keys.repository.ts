@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '../database/database.js';
+import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
+
+/** Every query of `oauth_signing_keys`. */
+@Injectable()
+export class SigningKeysRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Oldest first. */
+  all(): Promise<SigningKey[]> {
+    return this.db.dataSource.getRepository(SigningKey).find({ order: { createdAt: 'ASC' } });
+  }
+
+  /** Inserts the key unless its slot (unique) is taken already: the first instance wins. */
+  async insertUnlessSlotTaken(key: SigningKey): Promise<void> {
+    await this.db.transaction((manager) =>
+      manager.createQueryBuilder().insert().into(SigningKey).values(key).orIgnore().execute(),
+    );
+  }
+
+  findByKid(kid: string): Promise<SigningKey | null> {
+    return this.db.dataSource.getRepository(SigningKey).findOneBy({ kid });
+  }
+
+  /** Makes `key` the signing key in one transaction; resolves to the previous one's kid. */
+  replaceSigningKey(key: SigningKey): Promise<string | null> {
+    return this.db.transaction(async (manager) => {
+      const current = await manager.findOneBy(SigningKey, { slot: SIGNING_SLOT });
+      if (current) await manager.update(SigningKey, { kid: current.kid }, { slot: null });
+      await manager.insert(SigningKey, key);
+      return current?.kid ?? null;
+    });
+  }
+
+  async retire(kid: string, retiredAt: number): Promise<void> {
+    await this.db.transaction((manager) => manager.update(SigningKey, { kid }, { retiredAt }));
+  }
+}

@@ -1,0 +1,26 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '../database/database.js';
+import { User } from './user.entity.js';
+
+/** Every query of `oauth_users`. */
+@Injectable()
+export class UsersRepository {
+  constructor(private readonly db: Database) {}
+
+  private get rows() {
+    return this.db.dataSource.getRepository(User);
+  }
+
+  existsByUsername(username: string): Promise<boolean> {
+    return this.rows.existsBy({ username });
+  }
+
+  findByUsername(username: string): Promise<User | null> {
+    return this.rows.findOneBy({ username });
+  }
+
+  /** Inserts the user and sets its generated `id`; the unique username index refuses a twin. */
+  async insert(user: User): Promise<void> {
+    await this.db.transaction((manager) => manager.insert(User, user));
+  }
+}
