@@ -7,8 +7,6 @@ import { BearerAuthentication } from '../bearer-authentication.js';
 import type { Principal } from '../principal.js';
 import type { Scope } from '../scopes.js';
 
-export { UnauthenticatedException } from '../bearer-authentication.js';
-
 export class InsufficientScopeException extends ApiException {
   readonly status = 403;
   constructor(scopes: Scope[]) {

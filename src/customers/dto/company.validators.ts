@@ -8,7 +8,8 @@ const TYPE_LIST = COMPANY_TYPES.join(', ');
 
 /**
  * A company name: null, or a string of 1–255 characters. Characters are code points, as
- * PostgreSQL's varchar(255) counts them. NUL is refused: PostgreSQL cannot store it.
+ * PostgreSQL's varchar(255) counts them. (A NUL is refused before any field rule runs:
+ * dto-fields.ts.)
  */
 export const IsCompanyName = (whenMissing = 'The name field is required.') =>
   ValidateBy({
@@ -16,14 +17,10 @@ export const IsCompanyName = (whenMissing = 'The name field is required.') =>
     validator: {
       validate: (value: unknown) =>
         value === null ||
-        (typeof value === 'string' &&
-          value.length > 0 &&
-          [...value].length <= NAME_MAX_LENGTH &&
-          !value.includes('\0')),
+        (typeof value === 'string' && value.length > 0 && [...value].length <= NAME_MAX_LENGTH),
       defaultMessage: ({ value }: ValidationArguments) => {
         if (value === undefined) return whenMissing;
         if (typeof value !== 'string') return 'The name must be a string or null.';
-        if (value.includes('\0')) return 'The name must not contain NUL characters.';
         return `The name must be between 1 and ${NAME_MAX_LENGTH} characters.`;
       },
     },
