@@ -17,6 +17,8 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
   imports: [
     ConfigModule.forRoot({
       isGlobal: true,
+      // main.ts and cli.ts read `.env` before Nest boots (loadEnvFile): HOST, PORT and start-up
+      // validation need it earlier than this module exists.
       ignoreEnvFile: true,
       cache: true,
       validate: validateEnvironment,

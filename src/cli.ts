@@ -2,11 +2,14 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
 import { CliUsageError } from './cli/cli-command.js';
-import { InvalidEnvironmentError, validateEnvironment } from './config/environment.js';
+import { InvalidEnvironmentError, loadEnvFile, validateEnvironment } from './config/environment.js';
 
-// Logs go to stderr so that stdout holds exactly one JSON object.
+// Logs go to stderr so that stdout holds exactly one JSON object; only warnings unless asked for
+// in the real environment (set before .env is read, so the server's LOG_LEVEL there does not apply).
 process.env.LOG_DESTINATION = 'stderr';
 process.env.LOG_LEVEL ??= 'warn';
+// Same configuration as the server: a CLI writing to another database than the server is a trap.
+loadEnvFile();
 
 async function main(argv: string[]): Promise<number> {
   const { commands } = await import('./cli/commands.js');

@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { InvalidEnvironmentError, validateEnvironment } from './config/environment.js';
+import { InvalidEnvironmentError, loadEnvFile, validateEnvironment } from './config/environment.js';
 
 async function main() {
   // Validate before Nest starts so a bad variable is one line, not a stack trace.
+  loadEnvFile();
   const env = validateEnvironment(process.env);
   const { AppModule } = await import('./app.module.js');
   const { configureApp, createAdapter } = await import('./bootstrap.js');

@@ -58,8 +58,14 @@ export class AccessTokenService {
    * The claims of a token we signed that has not expired, or null. Pinned: only our keys (by
    * `kid`) and their algorithms, `typ: at+jwt`, our issuer and audience. `alg: none`, HMAC with a
    * public key, unknown keys and foreign issuers all fail here.
+   *
+   * `anyIssuer`: the operator's revocation (CLI) accepts any token our keys signed, whatever its
+   * `iss` and `aud` (a token issued under another TOKEN_ISSUER must still be revocable).
    */
-  async decode(token: string): Promise<AccessTokenClaims | null> {
+  async decode(
+    token: string,
+    { anyIssuer = false }: { anyIssuer?: boolean } = {},
+  ): Promise<AccessTokenClaims | null> {
     try {
       const { payload } = await jwtVerify(
         token,
@@ -71,8 +77,7 @@ export class AccessTokenService {
         {
           algorithms: this.keys.algorithms,
           typ: 'at+jwt',
-          issuer: this.issuer,
-          audience: this.audience,
+          ...(anyIssuer ? {} : { issuer: this.issuer, audience: this.audience }),
           clockTolerance: CLOCK_LEEWAY_SECONDS,
           requiredClaims: REQUIRED_CLAIMS,
         },

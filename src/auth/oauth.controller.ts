@@ -101,7 +101,10 @@ export class OAuthController {
   })
   @ApiConsumes(...CONSUMES)
   @ApiBody({ type: TokenOperationRequestDto })
-  @ApiOkResponse({ description: 'Revoked (empty body).' })
+  @ApiOkResponse({
+    description: 'Revoked: an empty JSON object, so that clients that insist on JSON work.',
+    schema: { type: 'object', additionalProperties: false, maxProperties: 0 },
+  })
   @ApiBadRequestResponse({
     type: OAuthErrorDto,
     description: 'invalid_request, or unauthorized_client for a token of another client.',
@@ -110,10 +113,11 @@ export class OAuthController {
   async revoke(
     @Headers('authorization') authorization: string | undefined,
     @Body() body: unknown,
-  ): Promise<void> {
+  ): Promise<Record<string, never>> {
     const params = readParams(body, TOKEN_OPERATION_PARAMS);
     const client = await this.clients.authenticate(readClientCredentials(authorization, params));
     await this.revocation.revokeForClient(required(params, 'token'), client.id);
+    return {};
   }
 
   @Post('introspect')

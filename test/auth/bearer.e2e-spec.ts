@@ -192,6 +192,20 @@ describe('bearer tokens', () => {
       },
     );
 
+    it('simple-oauth2 revokes its token (the JSON answer it insists on), which then opens nothing', async () => {
+      const oauth = new ClientCredentials({
+        client: { id: client.clientId, secret: client.clientSecret },
+        auth: { tokenHost: baseUrl, tokenPath: '/oauth/token', revokePath: '/oauth/revoke' },
+        options: { bodyFormat: 'form' },
+      });
+      const accessToken = await oauth.getToken({ scope: 'customers:read' });
+      await accessToken.revoke('access_token');
+      const res = await fetch(`${baseUrl}/test/protected`, {
+        headers: { authorization: `Bearer ${accessToken.token.access_token as string}` },
+      });
+      expect(res.status).toBe(401);
+    });
+
     it('simple-oauth2 obtains a token by the password grant', async () => {
       const user = await createUser(t);
       const oauth = new ResourceOwnerPassword({
