@@ -101,6 +101,9 @@ function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, st
 /** Everything done to the app between creation and listen; shared by main.ts and the tests. */
 export async function configureApp(app: NestFastifyApplication, env: AppSettings) {
   app.useLogger(app.get(AppLogger));
+  // The lines buffered while the app was created (main.ts turns automatic flushing off so that a
+  // failed start does not print them).
+  app.flushLogs();
   if (env.CORS_ORIGINS) {
     app.enableCors({
       origin: env.CORS_ORIGINS === '*' ? '*' : env.CORS_ORIGINS.split(','),
