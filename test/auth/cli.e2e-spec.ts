@@ -102,7 +102,7 @@ describe('auth CLI commands', () => {
       .expect(200);
     expect(decodeJwt(res.body.access_token).sub).toBe(String(user.id));
 
-    const again = await cli('users:create', '--username', 'ada', '--password', 'other');
+    const again = await cli('users:create', '--username', 'ada', '--password', 'other-password');
     expect(again.code).toBe(1);
     expect(again.stdout).toBe('');
     expect(again.stderr.trim()).toBe('{"error":"The username is already taken."}');
