@@ -10,6 +10,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LearningModule } from './learning/learning.module.js';
 import { LoggingModule } from './logging/logging.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { PaginationModule } from './pagination/pagination.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -25,6 +26,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
     }),
     LoggingModule,
     DatabaseModule,
+    MetricsModule,
     HealthModule,
     AuthModule,
     PaginationModule,

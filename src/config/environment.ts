@@ -40,6 +40,14 @@ export class Environment {
   })
   DATABASE_URL = DEFAULT_DATABASE_URL;
 
+  /** Serves GET /metrics (Prometheus) on this port only; no metrics when unset. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  @Min(1, { message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  @Max(65535, { message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  METRICS_PORT?: number;
+
   @Transform(toInt)
   @IsInt({ message: 'DATABASE_POOL_SIZE must be an integer from 1 to 100' })
   @Min(1, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 100' })

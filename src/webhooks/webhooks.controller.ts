@@ -18,6 +18,7 @@ import {
   ApiPaginatedResponse,
   ValidationErrorDto,
 } from '../pagination/api-response.decorators.js';
+import { Metrics } from '../metrics/metrics.service.js';
 import { Page } from '../pagination/page.js';
 import {
   WebhookAcceptedDto,
@@ -39,6 +40,7 @@ export class WebhooksController {
   constructor(
     private readonly processor: WebhookProcessor,
     private readonly webhooks: WebhooksService,
+    private readonly metrics: Metrics,
     registry: WebhookRegistry,
   ) {
     describeDeliveries(WebhooksController, registry.definitions());
@@ -75,6 +77,7 @@ export class WebhooksController {
       clientId: principal.clientId,
       senderKey: idempotencyKey || webhookId || undefined,
     });
+    this.metrics.webhookDelivered(row.event, row.status === 'failed' ? 'failed' : 'processed');
     if (row.status === 'failed') throw new WebhookProcessingFailedException(row.id);
     return WebhookAcceptedDto.from(row);
   }
