@@ -20,7 +20,7 @@ type AdapterSettings = Pick<
 >;
 type AppSettings = Pick<Environment, 'CORS_ORIGINS'>;
 
-/** Fastify with CONTRACT §2's limits, bracketed query strings and caller-supplied request ids. */
+/** Fastify with docs/contract.md §2's limits, bracketed query strings and caller-supplied request ids. */
 export function createAdapter(env: AdapterSettings): FastifyAdapter {
   return new FastifyAdapter({
     // No Nest middleware here (hooks and guards do that work), so no @fastify/middie hook on

@@ -6,7 +6,7 @@ import type { Environment } from '../config/environment.js';
 import type { Scope } from './scopes.js';
 import { SigningKeysService } from './signing-keys.service.js';
 
-/** Clock skew tolerated between instances when checking `exp` (CONTRACT §3: at most 5 s). */
+/** Clock skew tolerated between instances when checking `exp` (docs/contract.md §3: at most 5 s). */
 export const CLOCK_LEEWAY_SECONDS = 5;
 
 /** RFC 9068 access token claims. */

@@ -14,7 +14,7 @@ import { bearerChallenges, errors } from '../support/responses.js';
 import { UNTHROTTLED } from './limits.js';
 import { ProtectedModule } from './protected.module.js';
 
-/** The bearer guard and @RequireScopes (CONTRACT §4), on test-only routes. */
+/** The bearer guard and @RequireScopes (docs/contract.md §4), on test-only routes. */
 describe('bearer tokens', () => {
   let t: TestApp;
   let client: TestClient;

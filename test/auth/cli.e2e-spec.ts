@@ -16,7 +16,7 @@ import { ProtectedModule } from './protected.module.js';
 // Each test runs the built CLI or server as separate processes, seconds each on a busy machine.
 jest.setTimeout(90000);
 
-/** CONTRACT §8's auth commands, run as built (npm test builds dist/ first), on a running app's database. */
+/** docs/contract.md §8's auth commands, run as built (npm test builds dist/ first), on a running app's database. */
 describe('auth CLI commands', () => {
   let t: TestApp;
   beforeAll(async () => {

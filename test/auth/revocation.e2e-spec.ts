@@ -20,7 +20,7 @@ import { noStore, oauthErrors } from '../support/responses.js';
 import { UNTHROTTLED } from './limits.js';
 import { ProtectedModule } from './protected.module.js';
 
-/** POST /oauth/revoke (RFC 7009), POST /oauth/introspect (RFC 7662), CONTRACT §4. */
+/** POST /oauth/revoke (RFC 7009), POST /oauth/introspect (RFC 7662), docs/contract.md §4. */
 describe('revocation and introspection', () => {
   let t: TestApp;
   let client: TestClient;

@@ -9,7 +9,7 @@ import { errors } from '../support/responses.js';
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
+describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () => {
   let t: TestApp;
   let write: string;
   let read: string;
@@ -186,7 +186,7 @@ describe('POST /v2/webhooks and the webhook reads (CONTRACT §6)', () => {
     });
   });
 
-  describe('authentication and scopes (CONTRACT §4)', () => {
+  describe('authentication and scopes (docs/contract.md §4)', () => {
     it('is 401 without a token, before looking at the body', async () => {
       const res = await request(t.http).post('/v2/webhooks').send({}).expect(401);
       expect(res.headers['www-authenticate']).toBe('Bearer realm="api"');

@@ -13,7 +13,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 
   /**
-   * RFC 6750 §2.1 only (CONTRACT §4): passport-http-bearer would also take `access_token` from the
+   * RFC 6750 §2.1 only (docs/contract.md §4): passport-http-bearer would also take `access_token` from the
    * query string or the body, where tokens leak into logs and caches, so it is shown the
    * Authorization header alone. A token sent elsewhere is as good as none.
    */

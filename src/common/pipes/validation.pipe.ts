@@ -13,7 +13,7 @@ import {
 } from 'class-validator';
 import { FieldErrors, ValidationFailedException } from '../exceptions/api.exception.js';
 
-/** Turns class-validator's error tree into CONTRACT §2's map of dotted paths to messages. */
+/** Turns class-validator's error tree into docs/contract.md §2's map of dotted paths to messages. */
 export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErrors {
   const out: FieldErrors = {};
   const visit = (list: ValidationError[], base: string) => {
