@@ -1,9 +1,10 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
 import qs from 'qs';
+import { createApiDocument } from './common/openapi/api-document.js';
 import { parseForm, parseJson } from './common/parsers/body-parsers.js';
 import type { Environment } from './config/environment.js';
 import { AppLogger } from './logging/app-logger.js';
@@ -156,19 +157,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     },
   );
 
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Company API')
-      .setDescription(
-        'OAuth 2.0 token issuance, customer company details, webhook intake and paged lists.',
-      )
-      .setVersion('2')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
-      // OAuth client authentication (client_secret_basic) at the /oauth endpoints.
-      .addBasicAuth({ type: 'http', scheme: 'basic' }, 'client_basic')
-      .build(),
-  );
+  const document = createApiDocument(app);
   // Under DOCS_PATH.
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'docs/openapi.json',

@@ -1,5 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ErrorDto } from '../common/openapi/error.dto.js';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
 import { RawResponse } from '../pagination/envelope.js';
@@ -15,7 +21,15 @@ export class HealthController {
 
   /** Liveness: the process is up and serving HTTP. */
   @Get()
-  @ApiOkResponse({ schema: { example: { status: 'ok' } } })
+  @ApiOperation({ summary: 'Liveness: the process is up and serving HTTP.', security: [] })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { type: 'string', enum: ['ok'] } },
+      example: { status: 'ok' },
+    },
+  })
   live() {
     return { status: 'ok' };
   }
@@ -23,10 +37,19 @@ export class HealthController {
   /** Readiness: the database answers a query within 2 s. */
   @Get('ready')
   @HealthCheck()
-  @ApiOkResponse({ schema: { example: { status: 'ok', database: 'up' } } })
-  @ApiServiceUnavailableResponse({
-    schema: { example: { message: 'The database cannot be reached.' } },
+  @ApiOperation({ summary: 'Readiness: the database answers.', security: [] })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['status', 'database'],
+      properties: {
+        status: { type: 'string', enum: ['ok'] },
+        database: { type: 'string', enum: ['up'] },
+      },
+      example: { status: 'ok', database: 'up' },
+    },
   })
+  @ApiServiceUnavailableResponse({ type: ErrorDto, description: 'The database cannot be reached.' })
   async ready() {
     try {
       await this.health.check([() => this.db.pingCheck('database', { timeout: 2000 })]);

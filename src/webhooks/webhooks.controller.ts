@@ -6,6 +6,7 @@ import {
   ApiInternalServerErrorResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiOperation,
   ApiTags,
   ApiUnprocessableEntityResponse,
   getSchemaPath,
@@ -18,6 +19,7 @@ import {
   ApiPaginatedResponse,
   ValidationErrorDto,
 } from '../pagination/api-response.decorators.js';
+import { ErrorDto } from '../common/openapi/error.dto.js';
 import { Metrics } from '../metrics/metrics.service.js';
 import { Page } from '../pagination/page.js';
 import {
@@ -52,6 +54,7 @@ export class WebhooksController {
    */
   @Post()
   @HttpCode(200)
+  @ApiOperation({ summary: 'Receive a webhook: validate, store, process, then answer.' })
   @RequireScopes('webhooks:write')
   @ApiBody({ schema: deliveryBodySchema })
   @ApiHeader({
@@ -84,6 +87,7 @@ export class WebhooksController {
 
   /** Received webhooks, newest first. */
   @Get()
+  @ApiOperation({ summary: "The calling client's received webhooks, newest first (paged)." })
   @RequireScopes('webhooks:read')
   @ApiPaginatedResponse(WebhookEventDto)
   list(@Query() query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
@@ -92,6 +96,7 @@ export class WebhooksController {
 
   /** The accepted event names, each with its payload's JSON schema. */
   @Get('events')
+  @ApiOperation({ summary: 'The events this service accepts, with their payload schemas.' })
   @RequireScopes('webhooks:read')
   @ApiExtraModels(WebhookEventTypeDto)
   @ApiOkResponse({
@@ -106,9 +111,10 @@ export class WebhooksController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'One received webhook of the calling client.' })
   @RequireScopes('webhooks:read')
   @ApiDataResponse(WebhookEventDto)
-  @ApiNotFoundResponse({ schema: { example: { message: 'Webhook not found.' } } })
+  @ApiNotFoundResponse({ type: ErrorDto, description: 'Webhook not found.' })
   get(@Param('id') id: string): Promise<WebhookEventDto> {
     return this.webhooks.get(id);
   }

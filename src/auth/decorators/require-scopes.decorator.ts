@@ -1,5 +1,6 @@
 import { applyDecorators, SetMetadata, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ErrorDto } from '../../common/openapi/error.dto.js';
 import { BearerAuthGuard, REQUIRED_SCOPES } from '../guards/bearer-auth.guard.js';
 import type { Scope } from '../scopes.js';
 
@@ -12,7 +13,13 @@ export function RequireScopes(...scopes: Scope[]) {
     SetMetadata(REQUIRED_SCOPES, scopes),
     UseGuards(BearerAuthGuard),
     ApiBearerAuth('bearer'),
-    ApiUnauthorizedResponse({ description: 'Missing, invalid, expired or revoked token.' }),
-    ApiForbiddenResponse({ description: `The token lacks the scope: ${scopes.join(' ')}.` }),
+    ApiUnauthorizedResponse({
+      type: ErrorDto,
+      description: 'Missing, invalid, expired or revoked token.',
+    }),
+    ApiForbiddenResponse({
+      type: ErrorDto,
+      description: `The token lacks the scope: ${scopes.join(' ')}.`,
+    }),
   );
 }
