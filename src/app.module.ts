@@ -12,12 +12,15 @@ import { HealthModule } from './health/health.module.js';
 import { LearningModule } from './learning/learning.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { EnvelopeModule } from './envelope/envelope.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({
   imports: [
     ConfigModule.forRoot({
       isGlobal: true,
+      // main.ts and cli.ts read `.env` before Nest boots (loadEnvFile): HOST, PORT and start-up
+      // validation need it earlier than this module exists.
       ignoreEnvFile: true,
       cache: true,
       validate: validateEnvironment,
@@ -25,6 +28,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
     LoggingModule,
     DatabaseModule,
     ClusterModule,
+    MetricsModule,
     HealthModule,
     AuthModule,
     EnvelopeModule,

@@ -1,11 +1,12 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
 import { assertUtf8, parseForm, parseJson } from './common/parsers/body-parsers.js';
 import { parseQuery } from './common/parsers/query-parser.js';
 import { clientErrorHandler, frameworkErrors } from './common/filters/http-layer-errors.js';
+import { createApiDocument } from './common/openapi/api-document.js';
 import type { Environment } from './config/environment.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { AppLogger } from './logging/app-logger.js';
@@ -22,7 +23,7 @@ type AdapterSettings = Pick<
 >;
 type AppSettings = Pick<Environment, 'CORS_ORIGINS'>;
 
-/** Fastify with CONTRACT §2's limits, bracketed query strings and caller-supplied request ids. */
+/** Fastify with docs/contract.md §2's limits, bracketed query strings and caller-supplied request ids. */
 export function createAdapter(env: AdapterSettings): FastifyAdapter {
   return new FastifyAdapter({
     // No Nest middleware here (hooks and guards do that work), so no @fastify/middie hook on
@@ -104,6 +105,9 @@ function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, st
 /** Everything done to the app between creation and listen; shared by main.ts and the tests. */
 export async function configureApp(app: NestFastifyApplication, env: AppSettings) {
   app.useLogger(app.get(AppLogger));
+  // The lines buffered while the app was created (main.ts turns automatic flushing off so that a
+  // failed start does not print them).
+  app.flushLogs();
   if (env.CORS_ORIGINS) {
     app.enableCors({
       origin: env.CORS_ORIGINS === '*' ? '*' : env.CORS_ORIGINS.split(','),
@@ -162,19 +166,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     },
   );
 
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Company API')
-      .setDescription(
-        'OAuth 2.0 token issuance, customer company details, webhook intake and paged lists.',
-      )
-      .setVersion('2')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
-      // OAuth client authentication (client_secret_basic) at the /oauth endpoints.
-      .addBasicAuth({ type: 'http', scheme: 'basic' }, 'client_basic')
-      .build(),
-  );
+  const document = createApiDocument(app);
   // Under DOCS_PATH.
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'docs/openapi.json',

@@ -1,30 +1,73 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
-import { CliUsageError } from './cli/cli-command.js';
-import { InvalidEnvironmentError, validateEnvironment } from './config/environment.js';
+import { type CliCommand, CliUsageError } from './cli/cli-command.js';
+import { InvalidEnvironmentError, loadEnvFile, validateEnvironment } from './config/environment.js';
 
-// Logs go to stderr so that stdout holds exactly one JSON object.
+// Logs go to stderr so that stdout holds exactly one JSON object; only warnings unless asked for
+// in the real environment (set before .env is read, so the server's LOG_LEVEL there does not apply).
 process.env.LOG_DESTINATION = 'stderr';
 process.env.LOG_LEVEL ??= 'warn';
+// Same configuration as the server: a CLI writing to another database than the server is a trap.
+loadEnvFile();
+
+const HELP = new Set(['--help', '-h']);
 
 async function main(argv: string[]): Promise<number> {
   const { commands } = await import('./cli/commands.js');
   const usage = () =>
-    `Usage: npm run cli -- <command> [flags]\n\nCommands:\n${commands
-      .map((c) => `  ${c.usage}`)
+    `Usage: npm run cli -- <command> [flags]\n       npm run cli -- <command> --help\n\nCommands:\n${commands
+      .map((c) => `  ${c.usage}${c.description ? `\n      ${c.description}` : ''}`)
       .join('\n')}\n`;
+  const commandUsage = (c: CliCommand) =>
+    `Usage: npm run cli -- ${c.usage}\n${c.description ? `\n${c.description}\n` : ''}`;
+  const find = (name: string | undefined) => commands.find((c) => c.name === name);
+
   const [name, ...rest] = argv;
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    process.stderr.write(`${name ? `Unknown command: ${name}\n\n` : ''}${usage()}`);
+  // No command at all is a mistake, not a request: usage on stderr.
+  if (name === undefined) {
+    process.stderr.write(usage());
     return 2;
+  }
+  // `--help`, `help`, `help <command>`: asked for, so stdout and success.
+  if (HELP.has(name) || name === 'help') {
+    const topic = name === 'help' ? rest[0] : undefined;
+    if (topic === undefined) {
+      process.stdout.write(usage());
+      return 0;
+    }
+    const about = find(topic);
+    if (!about) {
+      process.stderr.write(`Unknown command: ${topic}\n\n${usage()}`);
+      return 2;
+    }
+    process.stdout.write(commandUsage(about));
+    return 0;
+  }
+  const command = find(name);
+  if (!command) {
+    process.stderr.write(`Unknown command: ${name}\n\n${usage()}`);
+    return 2;
+  }
+  if (rest.some((arg) => HELP.has(arg))) {
+    process.stdout.write(commandUsage(command));
+    return 0;
   }
   let values;
   try {
-    ({ values } = parseArgs({ args: rest, options: command.options, strict: true }));
+    const parsed = parseArgs({ args: rest, options: command.options, strict: true, tokens: true });
+    // parseArgs keeps the last of repeated flags; silently dropping one is a trap.
+    const seen = new Set<string>();
+    for (const token of parsed.tokens) {
+      if (token.kind !== 'option') continue;
+      if (seen.has(token.name) && !command.options[token.name]?.multiple) {
+        throw new CliUsageError(`--${token.name} is given more than once.`);
+      }
+      seen.add(token.name);
+    }
+    values = parsed.values;
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\nUsage: npm run cli -- ${command.usage}\n`);
+    process.stderr.write(`${(error as Error).message}\n\n${commandUsage(command)}`);
     return 2;
   }
 
@@ -41,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CliUsageError) {
-      process.stderr.write(`${error.message}\n\nUsage: npm run cli -- ${command.usage}\n`);
+      process.stderr.write(`${error.message}\n\n${commandUsage(command)}`);
       return 2;
     }
     throw error;

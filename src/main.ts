@@ -1,44 +1,94 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { InvalidEnvironmentError, validateEnvironment } from './config/environment.js';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import {
+  type Environment,
+  InvalidEnvironmentError,
+  loadEnvFile,
+  validateEnvironment,
+} from './config/environment.js';
+import { databaseForLog, listenAddress, startedLine } from './logging/lifecycle-log.js';
+
+/** A start-up failure, already worded as the one line the operator reads. */
+class StartupError extends Error {}
 
 async function main() {
+  loadEnvFile();
   // Validate before Nest starts so a bad variable is one line, not a stack trace.
   const env = validateEnvironment(process.env);
-  const { AppModule } = await import('./app.module.js');
-  const { configureApp, createAdapter } = await import('./bootstrap.js');
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, createAdapter(env), {
-    bufferLogs: true,
-    bodyParser: false,
+  // Every failure while the app is loaded, built and initialised is reported with the database it
+  // uses, which is what fails most often (unreachable, missing, unwritable).
+  const app = await buildApp(env).catch((error: unknown) => {
+    throw new StartupError(
+      `Start-up failed (database ${databaseForLog(env.DATABASE_URL)}): ${messageOf(error)}`,
+    );
   });
-  await configureApp(app, env);
-  await app.listen({ port: env.PORT, host: env.HOST });
+  await app.listen({ port: env.PORT, host: env.HOST }).catch((error: unknown) => {
+    throw new StartupError(
+      `Start-up failed: cannot listen on ${listenAddress(env)}: ${messageOf(error)}`,
+    );
+  });
+  const { ROOT_LOGGER } = await import('./logging/logging.module.js');
+  const logger = app.get<Logger>(ROOT_LOGGER);
+  const started = await startedLine(env, app.get(DataSource));
+  logger.info(started.fields, started.message);
 
   // Graceful stop: refuse new connections, finish in-flight requests, close the database, exit 0.
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    logger.info({ signal }, `stopping (${signal}): finishing requests in flight`);
     const force = setTimeout(() => {
-      process.stderr.write(`Shutdown after ${signal} took over 10 s; exiting.\n`);
+      logger.error({ signal }, `stop after ${signal} took over 10 s; exiting`);
       process.exit(1);
     }, 10_000);
     force.unref();
     app.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, `stop failed: ${messageOf(error)}`);
+        process.exit(1);
+      },
     );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
 
+async function buildApp(env: Environment) {
+  // Loaded only now: ConfigModule validates process.env when app.module is first evaluated.
+  const { AppModule } = await import('./app.module.js');
+  const { configureApp, createAdapter } = await import('./bootstrap.js');
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, createAdapter(env), {
+    bufferLogs: true,
+    // A failure is thrown to main's catch (one line) instead of Nest printing the buffered lines
+    // and a stack trace, then exiting on its own.
+    abortOnError: false,
+    autoFlushLogs: false,
+    bodyParser: false,
+  });
+  await configureApp(app, env);
+  await app.init();
+  return app;
+}
+
+function messageOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // Some drivers' messages span lines; the failure stays one line.
+  return message.replace(/\s*\n\s*/g, ' ').trim() || (error as Error)?.name || 'unknown error';
+}
+
 main().catch((error: unknown) => {
   const message =
-    error instanceof InvalidEnvironmentError
+    error instanceof InvalidEnvironmentError || error instanceof StartupError
       ? error.message
-      : `Start-up failed: ${error instanceof Error ? error.message : String(error)}`;
+      : `Start-up failed: ${messageOf(error)}`;
   process.stderr.write(`${message}\n`);
   process.exit(1);
 });

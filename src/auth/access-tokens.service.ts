@@ -6,7 +6,7 @@ import type { Environment } from '../config/environment.js';
 import type { Scope } from './scopes.js';
 import { SigningKeysService } from './signing-keys.service.js';
 
-/** Clock skew tolerated between instances when checking `exp` (CONTRACT §3: at most 5 s). */
+/** Clock skew tolerated between instances when checking `exp` (docs/contract.md §3: at most 5 s). */
 export const CLOCK_LEEWAY_SECONDS = 5;
 
 /** RFC 9068 access token claims. */
@@ -56,15 +56,24 @@ export class AccessTokenService {
 
   /**
    * The claims of a token we signed that has not expired, or null. Pinned: only our keys (by
-   * `kid`) and their algorithms, `typ: at+jwt`, our issuer and audience, `iat` not ahead of now. `alg: none`, HMAC with a
-   * public key, unknown keys and foreign issuers all fail here.
+   * `kid`) and their algorithms, `typ: at+jwt`, our issuer and audience, `iat` not ahead of now.
+   * `alg: none`, HMAC with a public key, unknown keys and foreign issuers all fail here.
+   *
+   * `anyIssuer`: the operator's revocation (CLI) accepts any token our keys signed, whatever its
+   * `iss` and `aud` (a token issued under another TOKEN_ISSUER must still be revocable).
    */
-  async decode(token: string): Promise<AccessTokenClaims | null> {
-    return (await this.verifySigned(token))?.claims ?? null;
+  async decode(
+    token: string,
+    options: { anyIssuer?: boolean } = {},
+  ): Promise<AccessTokenClaims | null> {
+    return (await this.verifySigned(token, options))?.claims ?? null;
   }
 
   /** decode(), with the `kid` of the key that verified the token (retiring it refuses them). */
-  async verifySigned(token: string): Promise<{ claims: AccessTokenClaims; kid: string } | null> {
+  async verifySigned(
+    token: string,
+    { anyIssuer = false }: { anyIssuer?: boolean } = {},
+  ): Promise<{ claims: AccessTokenClaims; kid: string } | null> {
     try {
       const { payload, protectedHeader } = await jwtVerify(
         token,
@@ -76,8 +85,7 @@ export class AccessTokenService {
         {
           algorithms: this.keys.algorithms,
           typ: 'at+jwt',
-          issuer: this.issuer,
-          audience: this.audience,
+          ...(anyIssuer ? {} : { issuer: this.issuer, audience: this.audience }),
           clockTolerance: CLOCK_LEEWAY_SECONDS,
           requiredClaims: REQUIRED_CLAIMS,
         },

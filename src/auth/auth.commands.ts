@@ -3,7 +3,7 @@ import { ClientsService } from './clients.service.js';
 import { GRANT_TYPES, isGrantType } from './grant-types.js';
 import { RevocationService } from './revocation.service.js';
 import { isScope, SCOPES } from './scopes.js';
-import { isPlausibleUsername, UsersService } from './users.service.js';
+import { isPlausibleUsername, MIN_PASSWORD_LENGTH, UsersService } from './users.service.js';
 
 function text(values: CliValues, flag: string): string {
   const value = values[flag];
@@ -19,6 +19,7 @@ function list(value: string, separator: RegExp) {
 export const clientsCreateCommand: CliCommand = {
   name: 'clients:create',
   usage: 'clients:create --name <name> --scopes "<s1 s2>" [--grants client_credentials,password]',
+  description: 'Registers an OAuth client; prints its id and its secret (shown this once).',
   options: {
     name: { type: 'string' },
     scopes: { type: 'string' },
@@ -52,6 +53,7 @@ export const clientsCreateCommand: CliCommand = {
 export const clientsDisableCommand: CliCommand = {
   name: 'clients:disable',
   usage: 'clients:disable --client-id <id>',
+  description: 'Disables a client and revokes every token it holds.',
   options: { 'client-id': { type: 'string' } },
   context: 'app',
   async run({ app, values }) {
@@ -69,6 +71,7 @@ export const clientsDisableCommand: CliCommand = {
 export const usersCreateCommand: CliCommand = {
   name: 'users:create',
   usage: 'users:create --username <u> --password <p>',
+  description: 'Creates a resource owner for the password grant (password: 8 characters or more).',
   options: { username: { type: 'string' }, password: { type: 'string' } },
   context: 'app',
   async run({ app, values }) {
@@ -76,13 +79,18 @@ export const usersCreateCommand: CliCommand = {
     if (!isPlausibleUsername(username)) {
       throw new CliUsageError('--username must be at most 255 printable characters.');
     }
-    return app!.get(UsersService).create(username, text(values, 'password'));
+    const password = text(values, 'password');
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      throw new CliUsageError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters.`);
+    }
+    return app!.get(UsersService).create(username, password);
   },
 };
 
 export const tokensRevokeCommand: CliCommand = {
   name: 'tokens:revoke',
   usage: 'tokens:revoke --token <jwt>',
+  description: "Revokes one access token signed by this service's keys, whatever its issuer.",
   options: { token: { type: 'string' } },
   context: 'app',
   async run({ app, values }) {

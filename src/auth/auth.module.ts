@@ -17,7 +17,7 @@ import { UsersService } from './users.service.js';
 import { WellKnownController } from './well-known.controller.js';
 
 /**
- * OAuth 2.0 token issuance (CONTRACT §3), bearer tokens, revocation and introspection (§4).
+ * OAuth 2.0 token issuance (docs/contract.md §3), bearer tokens, revocation and introspection (§4).
  * Other modules protect routes with @RequireScopes() and read @CurrentPrincipal(); the module
  * is global so that the bearer guard finds the TokenVerifier from any module's routes.
  */

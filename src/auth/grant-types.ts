@@ -1,4 +1,4 @@
-/** The grants a client may be registered for (CONTRACT §3). */
+/** The grants a client may be registered for (docs/contract.md §3). */
 export const GRANT_TYPES = ['client_credentials', 'password'] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 

@@ -10,7 +10,10 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { RawResponse } from '../envelope/envelope.js';
+import { Metrics } from '../metrics/metrics.service.js';
 import { ClientsService } from './clients.service.js';
+import { isGrantType } from './grant-types.js';
+import { OAuthException, TooManyAttemptsException } from './oauth.exceptions.js';
 import { IntrospectionResponseDto } from './dto/introspection-response.dto.js';
 import { OAuthErrorDto, TooManyRequestsDto } from './dto/oauth-error.dto.js';
 import { TokenOperationRequestDto } from './dto/token-operation-request.dto.js';
@@ -54,6 +57,7 @@ export class OAuthController {
     private readonly clients: ClientsService,
     private readonly revocation: RevocationService,
     private readonly verifier: TokenVerifier,
+    private readonly metrics: Metrics,
   ) {}
 
   @Post('token')
@@ -78,19 +82,35 @@ export class OAuthController {
     @Body() body: unknown,
     @Ip() address: string,
   ): Promise<TokenResponseDto> {
-    const params = readParams(body, TOKEN_PARAMS);
-    const grantType = required(params, 'grant_type');
-    const scope = required(params, 'scope');
-    if (grantType === 'password') {
-      required(params, 'username');
-      required(params, 'password');
+    let grantType: string | undefined;
+    try {
+      const params = readParams(body, TOKEN_PARAMS);
+      grantType = required(params, 'grant_type');
+      const scope = required(params, 'scope');
+      if (grantType === 'password') {
+        required(params, 'username');
+        required(params, 'password');
+      }
+      const credentials = readClientCredentials(authorization, params);
+      const issued = await this.grants.grant(
+        { grantType, scope, username: params.username, password: params.password },
+        credentials,
+        address,
+      );
+      this.metrics.tokenIssued(grantType);
+      return issued;
+    } catch (error) {
+      this.metrics.tokenRefused(
+        // The caller chooses grant_type: only known ones become a label value.
+        grantType === undefined ? 'none' : isGrantType(grantType) ? grantType : 'other',
+        error instanceof OAuthException
+          ? error.error
+          : error instanceof TooManyAttemptsException
+            ? 'throttled'
+            : 'server_error',
+      );
+      throw error;
     }
-    const credentials = readClientCredentials(authorization, params);
-    return this.grants.grant(
-      { grantType, scope, username: params.username, password: params.password },
-      credentials,
-      address,
-    );
   }
 
   @Post('revoke')
@@ -104,7 +124,10 @@ export class OAuthController {
   })
   @ApiConsumes(...CONSUMES)
   @ApiBody({ type: TokenOperationRequestDto })
-  @ApiOkResponse({ description: 'Revoked (empty body).' })
+  @ApiOkResponse({
+    description: 'Revoked: an empty JSON object, so that clients that insist on JSON work.',
+    schema: { type: 'object', additionalProperties: false, maxProperties: 0 },
+  })
   @ApiBadRequestResponse({
     type: OAuthErrorDto,
     description: 'invalid_request, or unauthorized_client for a token of another client.',
@@ -114,13 +137,14 @@ export class OAuthController {
     @Headers('authorization') authorization: string | undefined,
     @Body() body: unknown,
     @Ip() address: string,
-  ): Promise<void> {
+  ): Promise<Record<string, never>> {
     const params = readParams(body, TOKEN_OPERATION_PARAMS);
     const client = await this.clients.authenticate(
       readClientCredentials(authorization, params),
       address,
     );
     await this.revocation.revokeForClient(required(params, 'token'), client.id);
+    return {};
   }
 
   @Post('introspect')

@@ -60,7 +60,7 @@ export class InvalidScopeException extends OAuthException {
   }
 }
 
-/** CONTRACT §2's 429, used by the failed-attempt limits of the token endpoint. */
+/** docs/contract.md §2's 429, used by the failed-attempt limits of the token endpoint. */
 export class TooManyAttemptsException extends ApiException {
   readonly status = 429;
 

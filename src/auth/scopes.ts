@@ -1,4 +1,4 @@
-/** Every scope a token can carry (CONTRACT §4). */
+/** Every scope a token can carry (docs/contract.md §4). */
 export const SCOPES = [
   'customers:read',
   'customers:write',

@@ -21,7 +21,7 @@ export class WellKnownController {
 
   @Get('jwks.json')
   @Header('Cache-Control', 'public, max-age=300')
-  @ApiOperation({ summary: 'Public keys that verify access tokens (RFC 7517).' })
+  @ApiOperation({ summary: 'Public keys that verify access tokens (RFC 7517).', security: [] })
   @ApiOkResponse({ type: JwksDto })
   jwks(): JwksDto {
     return this.keys.jwks() as JwksDto;
@@ -29,7 +29,7 @@ export class WellKnownController {
 
   @Get('oauth-authorization-server')
   @Header('Cache-Control', 'public, max-age=300')
-  @ApiOperation({ summary: 'Authorization server metadata (RFC 8414).' })
+  @ApiOperation({ summary: 'Authorization server metadata (RFC 8414).', security: [] })
   @ApiOkResponse({ type: ServerMetadataDto })
   metadata(): ServerMetadataDto {
     const issuer = this.config.get('TOKEN_ISSUER', { infer: true });

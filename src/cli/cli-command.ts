@@ -11,6 +11,8 @@ export class CliUsageError extends Error {}
 export interface CliCommand {
   name: string;
   usage: string;
+  /** One sentence for `help` and `<command> --help`. */
+  description?: string;
   options: CliOptions;
   /**
    * `app`: runs inside the Nest application context (migrations applied on boot).

@@ -1,4 +1,6 @@
-import { InvalidEnvironmentError, validateEnvironment } from './environment.js';
+import { getMetadataStorage } from 'class-validator';
+import { readFileSync } from 'node:fs';
+import { Environment, InvalidEnvironmentError, validateEnvironment } from './environment.js';
 
 describe('validateEnvironment', () => {
   it('applies the documented defaults', () => {
@@ -14,6 +16,16 @@ describe('validateEnvironment', () => {
       TRUST_PROXY: false,
       SQLITE_LOCK_TIMEOUT_MS: 5000,
     });
+  });
+
+  it.each([
+    [{ PORT: '38117' }, 'http://localhost:38117'],
+    [{ HOST: '::', PORT: '8080' }, 'http://localhost:8080'],
+    [{ HOST: '127.0.0.1', PORT: '8080' }, 'http://127.0.0.1:8080'],
+    [{ HOST: '::1' }, 'http://[::1]:3000'],
+    [{ HOST: 'api.internal', TOKEN_ISSUER: 'https://api.example.com' }, 'https://api.example.com'],
+  ])('derives TOKEN_ISSUER from HOST and PORT unless set: %o', (raw, issuer) => {
+    expect(validateEnvironment(raw).TOKEN_ISSUER).toBe(issuer);
   });
 
   it('coerces numbers from strings', () => {
@@ -69,5 +81,26 @@ describe('validateEnvironment', () => {
     expect(error).toBeInstanceOf(InvalidEnvironmentError);
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).not.toContain('\n');
+  });
+});
+
+describe('.env.example', () => {
+  const lines = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8').split('\n');
+  const listed = lines
+    .map((line) => /^#? ?([A-Z][A-Z0-9_]+)=(.*)$/.exec(line))
+    .filter((match) => match !== null);
+
+  it('lists every variable the service reads, and only those', () => {
+    const declared = getMetadataStorage()
+      .getTargetValidationMetadatas(Environment, '', true, false)
+      .map((metadata) => metadata.propertyName);
+    expect(listed.map(([, name]) => name).sort()).toEqual([...new Set(declared)].sort());
+  });
+
+  it('shows each default as the default', () => {
+    const defaults = validateEnvironment({}) as unknown as Record<string, unknown>;
+    const shown = listed.filter(([line]) => !line.startsWith('#'));
+    for (const [, name, value] of shown)
+      expect(`${name}=${String(defaults[name])}`).toBe(`${name}=${value}`);
   });
 });

@@ -1,4 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
+import { existsSync } from 'node:fs';
 import {
   IsIn,
   IsInt,
@@ -39,6 +40,14 @@ export class Environment {
   })
   DATABASE_URL = DEFAULT_DATABASE_URL;
 
+  /** Serves GET /metrics (Prometheus) on this port only; no metrics when unset. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  @Min(1, { message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  @Max(65535, { message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  METRICS_PORT?: number;
+
   @Transform(toInt)
   @IsInt({ message: 'DATABASE_POOL_SIZE must be an integer from 1 to 100' })
   @Min(1, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 100' })
@@ -60,8 +69,9 @@ export class Environment {
   @Max(315360000, { message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 315360000' })
   TOKEN_TTL_SECONDS = 31536000;
 
+  /** Default: the address the server listens on (see `defaultIssuer`). */
   @Matches(/^https?:\/\/\S+$/, { message: 'TOKEN_ISSUER must be an http(s) URL' })
-  TOKEN_ISSUER = 'http://localhost:3000';
+  TOKEN_ISSUER!: string;
 
   @Matches(/^\S{1,200}$/, { message: 'TOKEN_AUDIENCE must be a non-empty string without spaces' })
   TOKEN_AUDIENCE = 'api';
@@ -157,12 +167,41 @@ function flatten(errors: ValidationError[]): string[] {
   });
 }
 
+/** Hosts that mean "every interface": no client can call them, so the issuer names localhost. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
+
+/**
+ * The issuer a stock discovery client expects when it is pointed at this server with no other
+ * configuration: `http://<HOST>:<PORT>`, `localhost` for a wildcard HOST.
+ */
+export function defaultIssuer({ HOST, PORT }: Pick<Environment, 'HOST' | 'PORT'>): string {
+  const host = WILDCARD_HOSTS.has(HOST)
+    ? 'localhost'
+    : HOST.includes(':') && !HOST.startsWith('[')
+      ? `[${HOST}]`
+      : HOST;
+  return `http://${host}:${PORT}`;
+}
+
+/**
+ * Reads `.env` in the working directory into process.env, once, at a process's entry point (the
+ * server and the CLI alike). A variable already in the real environment wins over the file. The
+ * tests never call it, so a developer's `.env` cannot leak into them.
+ */
+export function loadEnvFile(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
 /** Validates raw variables (process.env) into a typed Environment, or throws one readable line. */
 export function validateEnvironment(raw: Record<string, unknown>): Environment {
   const present = Object.fromEntries(
     Object.entries(raw).filter(([, value]) => value !== undefined && value !== ''),
   );
   const env = plainToInstance(Environment, present, { exposeDefaultValues: true });
+  // Derived defaults come after the values they derive from have been coerced.
+  if (env.TOKEN_ISSUER === undefined) {
+    env.TOKEN_ISSUER = defaultIssuer(env);
+  }
   const errors = validateSync(env, { skipMissingProperties: false, whitelist: false });
   if (errors.length > 0) {
     throw new InvalidEnvironmentError(`Invalid configuration: ${flatten(errors).join('; ')}`);

@@ -1,4 +1,6 @@
+import { isatty } from 'node:tty';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 import type { Environment } from './environment.js';
 
 let streamOverride: DestinationStream | undefined;
@@ -102,10 +104,17 @@ export function loggerOptions(env: Pick<Environment, 'LOG_LEVEL'>): LoggerOption
   };
 }
 
-/** The service's one root logger: stdout (or stderr with LOG_DESTINATION=stderr), asynchronous. */
+/**
+ * The service's one root logger: stdout (or stderr with LOG_DESTINATION=stderr), asynchronous.
+ * JSON lines for machines; on a terminal, the same lines made readable (pino-pretty), since a
+ * person is reading them.
+ */
 export function createRootLogger(env: Pick<Environment, 'LOG_LEVEL'>): Logger {
+  const fd = process.env.LOG_DESTINATION === 'stderr' ? 2 : 1;
   const destination =
     streamOverride ??
-    pino.destination({ dest: process.env.LOG_DESTINATION === 'stderr' ? 2 : 1, sync: false });
+    (isatty(fd)
+      ? pretty({ destination: fd, colorize: true, ignore: 'pid,hostname', sync: true })
+      : pino.destination({ dest: fd, sync: false }));
   return pino(loggerOptions(env), destination);
 }

@@ -35,7 +35,7 @@ export class CustomerCompanyController {
   @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
   async update(
     @CustomerId() id: number,
-    // Typed `unknown` so the global pipe leaves it alone: CONTRACT §2 answers an unknown
+    // Typed `unknown` so the global pipe leaves it alone: docs/contract.md §2 answers an unknown
     // customer (404) before an invalid body (422), so the body's errors are only told once the
     // customer is known to exist.
     @Body() body: unknown,

@@ -11,7 +11,7 @@ const CANONICAL_ID = /^[1-9][0-9]*$/;
 export const MAX_CUSTOMER_ID = 2_147_483_647;
 
 /**
- * Only canonical decimal ids name a customer (CONTRACT §5): anything else (`abc`, `0`, `-1`,
+ * Only canonical decimal ids name a customer (docs/contract.md §5): anything else (`abc`, `0`, `-1`,
  * `1.5`, `01`, `1e3`, a huge number) is the same 404 as an id no customer has, not a 422.
  */
 export function parseCustomerId(value: unknown): number {

@@ -12,6 +12,7 @@ const MAX_SEED_COUNT = 10_000_000;
 export const customersCreateCommand: CliCommand = {
   name: 'customers:create',
   usage: 'customers:create [--name <name>] [--type <type>]',
+  description: 'Creates a customer, with company details or (without flags) a retail one.',
   options: { name: { type: 'string' }, type: { type: 'string' } },
   context: 'app',
   async run({ app, values }) {
@@ -26,6 +27,7 @@ export const customersCreateCommand: CliCommand = {
 export const customersSeedCommand: CliCommand = {
   name: 'customers:seed',
   usage: `customers:seed --count <1-${MAX_SEED_COUNT}>`,
+  description: 'Creates that many customers with company details (for benchmarks).',
   options: { count: { type: 'string' } },
   context: 'app',
   async run({ app, values }) {

@@ -5,6 +5,7 @@ import type { CliCommand } from '../cli/cli-command.js';
 export const dbStatusCommand: CliCommand = {
   name: 'db:status',
   usage: 'db:status',
+  description: 'Lists the applied and the pending migrations.',
   options: {},
   context: 'env',
   async run({ env }) {

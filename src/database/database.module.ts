@@ -15,12 +15,16 @@ import { Database } from './database.js';
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [ConfigService],
-      useFactory: (config: ConfigService<Environment, true>) =>
-        buildDataSourceOptions({
+      useFactory: (config: ConfigService<Environment, true>) => ({
+        ...buildDataSourceOptions({
           url: config.get('DATABASE_URL', { infer: true }),
           poolSize: config.get('DATABASE_POOL_SIZE', { infer: true }),
           migrationsRun: true,
         }),
+        // A database that cannot be opened stops the start at once, in one line (main.ts), not
+        // after Nest's default 9 retries of 3 s each with a stack trace apiece.
+        retryAttempts: 0,
+      }),
     }),
   ],
   providers: [

@@ -10,12 +10,12 @@ import {
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query.dto.js';
 
 export class PageMetaDto {
-  @ApiProperty({ example: 2 }) current_page: number;
+  @ApiProperty({ type: 'integer', example: 2 }) current_page: number;
   @ApiProperty({ nullable: true, type: 'integer', example: 11 }) from: number | null;
   @ApiProperty({ nullable: true, type: 'integer', example: 20 }) to: number | null;
-  @ApiProperty({ example: 5 }) last_page: number;
-  @ApiProperty({ example: 10 }) per_page: number;
-  @ApiProperty({ example: 42 }) total: number;
+  @ApiProperty({ type: 'integer', example: 5 }) last_page: number;
+  @ApiProperty({ type: 'integer', example: 10 }) per_page: number;
+  @ApiProperty({ type: 'integer', example: 42 }) total: number;
 }
 
 export class ValidationErrorDto {

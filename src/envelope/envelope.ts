@@ -34,7 +34,7 @@ export function RawResponse(): ClassDecorator & MethodDecorator {
 
 /**
  * The one place that shapes success bodies: a Page becomes `{data: [...], meta: {...}}`, anything
- * else `{data: ...}` (CONTRACT §7, SPEC "an object with a data attribute").
+ * else `{data: ...}` (docs/contract.md §7, SPEC "an object with a data attribute").
  *
  * A Fastify `preSerialization` hook rather than a Nest interceptor: with any interceptor, Nest
  * runs each request through rxjs (deferred observables, a replay subject, a client-disconnect

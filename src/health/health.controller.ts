@@ -1,5 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ErrorDto } from '../common/openapi/error.dto.js';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
 import { Database } from '../database/database.js';
@@ -17,7 +23,15 @@ export class HealthController {
 
   /** Liveness: the process is up and serving HTTP. */
   @Get()
-  @ApiOkResponse({ schema: { example: { status: 'ok' } } })
+  @ApiOperation({ summary: 'Liveness: the process is up and serving HTTP.', security: [] })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { type: 'string', enum: ['ok'] } },
+      example: { status: 'ok' },
+    },
+  })
   live() {
     return { status: 'ok' };
   }
@@ -28,10 +42,21 @@ export class HealthController {
    */
   @Get('ready')
   @HealthCheck()
-  @ApiOkResponse({ schema: { example: { status: 'ok', database: 'up' } } })
+  @ApiOperation({ summary: 'Readiness: the database answers.', security: [] })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['status', 'database'],
+      properties: {
+        status: { type: 'string', enum: ['ok'] },
+        database: { type: 'string', enum: ['up'] },
+      },
+      example: { status: 'ok', database: 'up' },
+    },
+  })
   @ApiServiceUnavailableResponse({
+    type: ErrorDto,
     description: 'The database cannot be reached, or (SQLite) is locked by another process.',
-    schema: { example: { message: 'The database cannot be reached.' } },
   })
   async ready() {
     if (this.database.writesBlocked()) {

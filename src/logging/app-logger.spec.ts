@@ -28,14 +28,23 @@ describe('AppLogger (Nest LoggerService on pino)', () => {
       password,
     }));
 
+  it("writes Nest's own progress lines at debug", () => {
+    logger.log('AppModule dependencies initialized', 'InstanceLoader');
+    logger.log('Mapped {/health, GET} route', 'RouterExplorer');
+    expect(fields().map(({ level, context }) => ({ level, context }))).toEqual([
+      { level: 20, context: 'InstanceLoader' },
+      { level: 20, context: 'RouterExplorer' },
+    ]);
+  });
+
   it('writes Nest calls as pino lines: context, merged objects, errors and stacks', () => {
-    logger.log('started', 'NestFactory');
+    logger.log('started', 'Bootstrap');
     logger.warn({ reqId: 'r-1', password: 'hunter2' }, 'database unavailable', 'ExceptionsFilter');
     logger.error(new Error('boom'), 'Handler');
     logger.error('failed', 'Error: failed\n    at x', 'Handler');
     logger.verbose('fine detail', 'X'); // trace: below the debug level, not written
     expect(fields()).toEqual([
-      { level: 30, msg: 'started', context: 'NestFactory' },
+      { level: 30, msg: 'started', context: 'Bootstrap' },
       {
         level: 40,
         msg: 'database unavailable',

@@ -2,6 +2,18 @@ import type { LoggerService } from '@nestjs/common';
 import type { Level, Logger } from 'pino';
 
 /**
+ * Nest's own progress lines (a module initialised, a route mapped, the app started): about 40 at
+ * every start, which say nothing an operator needs; the service's one start line does (main.ts).
+ */
+const FRAMEWORK_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
+
+/**
  * Nest's LoggerService on the root pino logger, so that `new Logger(Context)` anywhere in the app
  * writes the same JSON lines as the request log. Nest calls `log(message, ...params, context)`;
  * an object message is merged into the line (`logger.warn({ err, reqId }, 'text')`), an Error
@@ -11,7 +23,7 @@ export class AppLogger implements LoggerService {
   constructor(private readonly pino: Logger) {}
 
   log(message: unknown, ...params: unknown[]) {
-    this.write('info', message, params);
+    this.write(FRAMEWORK_CONTEXTS.has(params.at(-1) as string) ? 'debug' : 'info', message, params);
   }
   error(message: unknown, ...params: unknown[]) {
     this.write('error', message, params);

@@ -59,7 +59,7 @@ export class ResultModeDto {
   attributes?: PageAttributesDto;
 }
 
-/** `result_mode[mode]`, `result_mode[attributes][page]`, `result_mode[attributes][limit]` (CONTRACT §7). */
+/** `result_mode[mode]`, `result_mode[attributes][page]`, `result_mode[attributes][limit]` (docs/contract.md §7). */
 export class PageQueryDto {
   // Documented as three bracketed parameters by @ApiPaginatedResponse instead.
   @ApiHideProperty()

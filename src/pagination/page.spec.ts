@@ -1,7 +1,7 @@
 import { pageMeta, PageMeta } from './page.js';
 
 /**
- * An independent model of CONTRACT §7: lay the records out, slice the page, read the positions.
+ * An independent model of docs/contract.md §7: lay the records out, slice the page, read the positions.
  * It shares no arithmetic with pageMeta(), so a wrong formula cannot agree with itself.
  */
 function modelMeta(total: number, page: number, limit: number): { meta: PageMeta; count: number } {
@@ -45,7 +45,7 @@ describe('pageMeta', () => {
   });
 
   it.each([
-    // CONTRACT §7's own example.
+    // docs/contract.md §7's own example.
     [42, 2, 10, 10, { current_page: 2, from: 11, to: 20, last_page: 5, per_page: 10, total: 42 }],
     // A partly filled last page.
     [42, 5, 10, 2, { current_page: 5, from: 41, to: 42, last_page: 5, per_page: 10, total: 42 }],

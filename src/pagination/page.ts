@@ -22,7 +22,7 @@ export interface PageMeta {
   total: number;
 }
 
-/** CONTRACT §7's arithmetic: positions (not ids), null on an empty page, last_page ≥ 1. */
+/** docs/contract.md §7's arithmetic: positions (not ids), null on an empty page, last_page ≥ 1. */
 export function pageMeta(total: number, page: number, limit: number, count: number): PageMeta {
   const from = count > 0 ? (page - 1) * limit + 1 : null;
   return {

@@ -9,7 +9,7 @@ export type PayloadCheck<P> = { payload: P; errors?: undefined } | { errors: Fie
 
 /**
  * Validates a payload with its event's DTO. Unknown fields are neither refused nor stripped
- * (senders add fields; CONTRACT §6): the global pipe's whitelist does not apply here. One message
+ * (senders add fields; docs/contract.md §6): the global pipe's whitelist does not apply here. One message
  * per field (the first rule it breaks), under `payload.<field>`.
  */
 export async function checkPayload<P extends object>(

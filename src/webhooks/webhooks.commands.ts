@@ -13,6 +13,7 @@ import { UUID_PATTERN } from './uuid-v7.js';
 export const webhooksReplayCommand: CliCommand = {
   name: 'webhooks:replay',
   usage: 'webhooks:replay --id <uuid> | --failed',
+  description: 'Processes again one stored webhook event, or every failed one.',
   options: { id: { type: 'string' }, failed: { type: 'boolean' } },
   context: 'app',
   async run({ app, values }) {

@@ -6,6 +6,7 @@ import {
   ApiInternalServerErrorResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiOperation,
   ApiTags,
   ApiUnprocessableEntityResponse,
   getSchemaPath,
@@ -18,6 +19,8 @@ import {
   ApiPaginatedResponse,
   ValidationErrorDto,
 } from '../envelope/api-response.decorators.js';
+import { ErrorDto } from '../common/openapi/error.dto.js';
+import { Metrics } from '../metrics/metrics.service.js';
 import { Page } from '../pagination/page.js';
 import {
   WebhookAcceptedDto,
@@ -39,6 +42,7 @@ export class WebhooksController {
   constructor(
     private readonly processor: WebhookProcessor,
     private readonly webhooks: WebhooksService,
+    private readonly metrics: Metrics,
     registry: WebhookRegistry,
   ) {
     describeDeliveries(WebhooksController, registry.definitions());
@@ -50,6 +54,7 @@ export class WebhooksController {
    */
   @Post()
   @HttpCode(200)
+  @ApiOperation({ summary: 'Receive a webhook: validate, store, process, then answer.' })
   @RequireScopes('webhooks:write')
   @ApiBody({ schema: deliveryBodySchema })
   @ApiHeader({
@@ -75,12 +80,14 @@ export class WebhooksController {
       clientId: principal.clientId,
       senderKey: idempotencyKey || webhookId || undefined,
     });
+    this.metrics.webhookDelivered(row.event, row.status === 'failed' ? 'failed' : 'processed');
     if (row.status === 'failed') throw new WebhookProcessingFailedException(row.id);
     return WebhookAcceptedDto.from(row);
   }
 
   /** Webhooks the calling client sent, newest first. */
   @Get()
+  @ApiOperation({ summary: "The calling client's received webhooks, newest first (paged)." })
   @RequireScopes('webhooks:read')
   @ApiPaginatedResponse(WebhookEventDto)
   list(
@@ -92,6 +99,7 @@ export class WebhooksController {
 
   /** The accepted event names, each with its payload's JSON schema. */
   @Get('events')
+  @ApiOperation({ summary: 'The events this service accepts, with their payload schemas.' })
   @RequireScopes('webhooks:read')
   @ApiExtraModels(WebhookEventTypeDto)
   @ApiOkResponse({
@@ -106,11 +114,12 @@ export class WebhooksController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'One received webhook of the calling client.' })
   @RequireScopes('webhooks:read')
   @ApiDataResponse(WebhookEventDto)
   @ApiNotFoundResponse({
-    schema: { example: { message: 'Webhook not found.' } },
-    description: 'Unknown, or sent by another client.',
+    type: ErrorDto,
+    description: 'Webhook not found: unknown, or sent by another client.',
   })
   get(@Param('id') id: string, @CurrentPrincipal() principal: Principal): Promise<WebhookEventDto> {
     return this.webhooks.get(principal.clientId, id);

@@ -11,7 +11,7 @@ import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksService } from './webhooks.service.js';
 
 /**
- * Webhook intake (CONTRACT §6). Knows no event: every @WebhookHandler() provider of any module
+ * Webhook intake (docs/contract.md §6). Knows no event: every @WebhookHandler() provider of any module
  * is discovered at start-up.
  */
 @Module({

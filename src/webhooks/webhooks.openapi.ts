@@ -30,12 +30,15 @@ export function describeDeliveries(controller: Type, definitions: WebhookDefinit
   }));
   Object.assign(
     deliveryBodySchema,
-    branches.length > 0
+    // One event needs no oneOf (a one-branch oneOf only obscures the schema).
+    branches.length > 1
       ? { oneOf: branches }
-      : {
-          type: 'object',
-          required: ['event', 'payload'],
-          properties: { event: { type: 'string' }, payload: { type: 'object' } },
-        },
+      : branches.length === 1
+        ? branches[0]
+        : {
+            type: 'object',
+            required: ['event', 'payload'],
+            properties: { event: { type: 'string' }, payload: { type: 'object' } },
+          },
   );
 }

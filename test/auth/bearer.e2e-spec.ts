@@ -14,7 +14,7 @@ import { bearerChallenges, errors } from '../support/responses.js';
 import { UNTHROTTLED } from './limits.js';
 import { ProtectedModule } from './protected.module.js';
 
-/** The bearer guard and @RequireScopes (CONTRACT §4), on test-only routes. */
+/** The bearer guard and @RequireScopes (docs/contract.md §4), on test-only routes. */
 describe('bearer tokens', () => {
   let t: TestApp;
   let client: TestClient;
@@ -218,6 +218,20 @@ describe('bearer tokens', () => {
         expect(res.status).toBe(200);
       },
     );
+
+    it('simple-oauth2 revokes its token (the JSON answer it insists on), which then opens nothing', async () => {
+      const oauth = new ClientCredentials({
+        client: { id: client.clientId, secret: client.clientSecret },
+        auth: { tokenHost: baseUrl, tokenPath: '/oauth/token', revokePath: '/oauth/revoke' },
+        options: { bodyFormat: 'form' },
+      });
+      const accessToken = await oauth.getToken({ scope: 'customers:read' });
+      await accessToken.revoke('access_token');
+      const res = await fetch(`${baseUrl}/test/protected`, {
+        headers: { authorization: `Bearer ${accessToken.token.access_token as string}` },
+      });
+      expect(res.status).toBe(401);
+    });
 
     it('simple-oauth2 obtains a token by the password grant', async () => {
       const user = await createUser(t);

@@ -16,7 +16,7 @@ import { ProtectedModule } from './protected.module.js';
 // Each test runs the built CLI or server as separate processes, seconds each on a busy machine.
 jest.setTimeout(90000);
 
-/** CONTRACT §8's auth commands, run as built (npm test builds dist/ first), on a running app's database. */
+/** docs/contract.md §8's auth commands, run as built (npm test builds dist/ first), on a running app's database. */
 describe('auth CLI commands', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -102,7 +102,7 @@ describe('auth CLI commands', () => {
       .expect(200);
     expect(decodeJwt(res.body.access_token).sub).toBe(String(user.id));
 
-    const again = await cli('users:create', '--username', 'ada', '--password', 'other');
+    const again = await cli('users:create', '--username', 'ada', '--password', 'other-password');
     expect(again.code).toBe(1);
     expect(again.stdout).toBe('');
     expect(again.stderr.trim()).toBe('{"error":"The username is already taken."}');

@@ -31,7 +31,7 @@ function pem(type: 'ec' | 'rsa'): string {
 
 const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
 
-/** Signing keys, JWKS and RFC 8414 metadata (CONTRACT §3). */
+/** Signing keys, JWKS and RFC 8414 metadata (docs/contract.md §3). */
 describe('signing keys and metadata', () => {
   let t: TestApp;
   beforeAll(async () => {

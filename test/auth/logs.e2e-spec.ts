@@ -6,7 +6,7 @@ import { startTestApp, TestApp } from '../support/app.js';
 import { UNTHROTTLED } from './limits.js';
 import { ProtectedModule } from './protected.module.js';
 
-/** CONTRACT §8: tokens, secrets and passwords never appear in logs, even at the finest level. */
+/** docs/contract.md §8: tokens, secrets and passwords never appear in logs, even at the finest level. */
 describe('secrets stay out of the logs', () => {
   let t: TestApp;
   let logs = '';

@@ -20,7 +20,7 @@ import { noStore, oauthErrors } from '../support/responses.js';
 import { UNTHROTTLED } from './limits.js';
 import { ProtectedModule } from './protected.module.js';
 
-/** POST /oauth/revoke (RFC 7009), POST /oauth/introspect (RFC 7662), CONTRACT §4. */
+/** POST /oauth/revoke (RFC 7009), POST /oauth/introspect (RFC 7662), docs/contract.md §4. */
 describe('revocation and introspection', () => {
   let t: TestApp;
   let client: TestClient;
@@ -56,7 +56,8 @@ describe('revocation and introspection', () => {
       const token = await issueToken(t, client);
       expect(await opens(token)).toBe(true); // now verified and cached
       const res = await revoke(token).expect(200);
-      expect(res.text).toBe('');
+      expect(res.text).toBe('{}');
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.headers['cache-control']).toBe(noStore['cache-control']);
       expect(res.headers.pragma).toBe(noStore.pragma);
       expect(await opens(token)).toBe(false);

@@ -4,7 +4,7 @@ import { startTestApp, TestApp } from '../support/app.js';
 import { errors, noStore, oauthErrors } from '../support/responses.js';
 
 /**
- * CONTRACT §3 limits, lowered: 5 requests a minute from one address, 3 failed attempts a minute
+ * docs/contract.md §3 limits, lowered: 5 requests a minute from one address, 3 failed attempts a minute
  * for one client id or one username from one address, 5 for one username from all addresses.
  * Each test speaks from its own address (X-Forwarded-For, believed from the loopback proxy here)
  * so that the tests do not share the per-address budget.

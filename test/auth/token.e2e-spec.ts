@@ -12,7 +12,7 @@ import { startTestApp, TestApp } from '../support/app.js';
 import { noStore, oauthErrors } from '../support/responses.js';
 import { UNTHROTTLED } from './limits.js';
 
-/** POST /oauth/token: CONTRACT §3, every success and error row. */
+/** POST /oauth/token: docs/contract.md §3, every success and error row. */
 describe('POST /oauth/token', () => {
   let t: TestApp;
   let client: TestClient;

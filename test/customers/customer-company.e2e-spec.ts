@@ -141,7 +141,7 @@ describe('customer company: GET and PUT /v2/customers/{customer_id}/company', ()
       expect((await put({ name: 'Shop', type: 'sole-trader' })).body).toStrictEqual({
         data: { name: 'Shop', type: 'sole-trader' },
       });
-      // `type` cannot be nulled (CONTRACT §5); `undefined` is the listed "no type" value.
+      // `type` cannot be nulled (docs/contract.md §5); `undefined` is the listed "no type" value.
       expect((await put({ name: null, type: 'undefined' })).body).toStrictEqual({
         data: { name: null, type: 'undefined' },
       });
@@ -251,7 +251,7 @@ describe('customer company: GET and PUT /v2/customers/{customer_id}/company', ()
     );
   });
 
-  describe('tokens and scopes (CONTRACT §2, §4)', () => {
+  describe('tokens and scopes (docs/contract.md §2, §4)', () => {
     it('answers 401 without a token and with a token that is not one, before the resource', async () => {
       for (const id of ['1', 'abc']) {
         const missing = await request(t.http).get(company(id));

@@ -3,7 +3,7 @@ import { startTestApp, TestApp } from '../support/app.js';
 import { errors } from '../support/responses.js';
 import { EchoModule } from './echo.module.js';
 
-describe('HTTP edges (CONTRACT §2)', () => {
+describe('HTTP edges (docs/contract.md §2)', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({ imports: [EchoModule] });

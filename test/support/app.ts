@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from './database.js';
+import { ResponseContract } from './openapi-contract.js';
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -40,10 +41,13 @@ export async function startTestApp({
   const { AppModule } = await import('../../src/app.module.js');
   const { configureApp, createAdapter } = await import('../../src/bootstrap.js');
   const { validateEnvironment } = await import('../../src/config/environment.js');
+  const { createApiDocument } = await import('../../src/common/openapi/api-document.js');
   const settings = validateEnvironment(process.env);
 
   const moduleRef = await Test.createTestingModule({ imports: [AppModule, ...imports] }).compile();
   const adapter = createAdapter(settings);
+  const contract = new ResponseContract();
+  contract.install(adapter.getInstance());
   const routes: string[] = [];
   adapter.getInstance().addHook('onRoute', (route) => {
     for (const method of ([] as string[]).concat(route.method)) {
@@ -57,6 +61,7 @@ export async function startTestApp({
   await configureApp(app, settings);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
+  contract.load(createApiDocument(app) as never);
 
   return {
     app,
@@ -67,6 +72,11 @@ export async function startTestApp({
     close: async () => {
       await app.close();
       await database.drop();
+      if (contract.violations.length > 0) {
+        throw new Error(
+          `Responses that the OpenAPI document does not describe:\n${[...new Set(contract.violations)].join('\n')}`,
+        );
+      }
     },
   };
 }

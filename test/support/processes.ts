@@ -1,20 +1,38 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * Where built entry points run unless a test says otherwise: an empty folder, as on a clean
+ * clone, so that a developer's `.env` in the repository never reaches the tests.
+ */
+export const CLEAN_CWD = join(tmpdir(), 'company-api-test-cwd');
+mkdirSync(CLEAN_CWD, { recursive: true });
+
+/** Variables for a child: the test's own over ours; `undefined` removes one. */
+export type ChildEnv = Record<string, string | undefined>;
+
+function childEnv(...layers: ChildEnv[]): NodeJS.ProcessEnv {
+  const merged: ChildEnv = Object.assign({}, ...layers);
+  return Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined));
+}
 
 /** Runs a built entry point (dist/…) to completion and returns its output. */
 export async function runNode(
   script: string,
   args: string[],
-  env: Record<string, string>,
+  env: ChildEnv,
   timeoutMs = 30000,
+  cwd = CLEAN_CWD,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [resolve(ROOT, script), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    cwd,
+    env: childEnv(process.env, { LOG_LEVEL: 'warn' }, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -49,14 +67,15 @@ export interface ServerProcess {
  * and waits until GET /health answers 200.
  */
 export async function startServer(
-  env: Record<string, string>,
+  env: ChildEnv,
   timeoutMs = 60000,
   script = 'dist/src/main.js',
+  cwd = CLEAN_CWD,
 ): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [resolve(ROOT, script)], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+    cwd,
+    env: childEnv(process.env, { LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port) }, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,4 +1,4 @@
-/** Error bodies of CONTRACT §2, pinned once for every test. */
+/** Error bodies of docs/contract.md §2, pinned once for every test. */
 export const errors = {
   routeNotFound: { message: 'Route not found.' },
   customerNotFound: { message: 'Customer not found.' },
@@ -23,7 +23,7 @@ export const errors = {
   }),
 } as const;
 
-/** RFC 6750 WWW-Authenticate challenges of CONTRACT §4. */
+/** RFC 6750 WWW-Authenticate challenges of docs/contract.md §4. */
 export const bearerChallenges = {
   missing: 'Bearer realm="api"',
   invalidToken: 'Bearer realm="api", error="invalid_token"',
@@ -33,7 +33,7 @@ export const bearerChallenges = {
 
 const oauth = (error: string, description: string) => ({ error, error_description: description });
 
-/** RFC 6749 §5.2 bodies of the /oauth endpoints (CONTRACT §3). */
+/** RFC 6749 §5.2 bodies of the /oauth endpoints (docs/contract.md §3). */
 export const oauthErrors = {
   invalidRequest: (description: string) => oauth('invalid_request', description),
   missingParameter: (name: string) =>

@@ -22,7 +22,7 @@ interface Outcome {
 }
 
 /**
- * Once a 200 is sent the event survives a crash (CONTRACT §6): the real server (dist/) in a child
+ * Once a 200 is sent the event survives a crash (docs/contract.md §6): the real server (dist/) in a child
  * process on a file database, a stream of deliveries with many in flight (some of them
  * redeliveries), SIGKILL mid-stream, a restart on the same database, and the sender's retries.
  */

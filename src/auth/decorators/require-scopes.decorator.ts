@@ -1,5 +1,6 @@
 import { applyDecorators, SetMetadata, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ErrorDto } from '../../common/openapi/error.dto.js';
 import { BEARER_ROUTE } from '../bearer-authentication.js';
 import { BearerAuthGuard, REQUIRED_SCOPES } from '../guards/bearer-auth.guard.js';
 
@@ -31,7 +32,13 @@ export function RequireScopes(...scopes: Scope[]) {
     markBearerRoute,
     UseGuards(BearerAuthGuard),
     ApiBearerAuth('bearer'),
-    ApiUnauthorizedResponse({ description: 'Missing, invalid, expired or revoked token.' }),
-    ApiForbiddenResponse({ description: `The token lacks the scope: ${scopes.join(' ')}.` }),
+    ApiUnauthorizedResponse({
+      type: ErrorDto,
+      description: 'Missing, invalid, expired or revoked token.',
+    }),
+    ApiForbiddenResponse({
+      type: ErrorDto,
+      description: `The token lacks the scope: ${scopes.join(' ')}.`,
+    }),
   );
 }

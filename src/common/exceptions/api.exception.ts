@@ -14,7 +14,7 @@ export abstract class ApiException extends Error {
 
 export type FieldErrors = Record<string, string[]>;
 
-/** 422 with CONTRACT §2's `errors` map (dotted field paths → messages). */
+/** 422 with docs/contract.md §2's `errors` map (dotted field paths → messages). */
 export class ValidationFailedException extends ApiException {
   readonly status = 422;
 

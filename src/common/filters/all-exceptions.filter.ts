@@ -19,7 +19,7 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   503: 'The service is temporarily unavailable.',
 };
 
-/** Routes that speak RFC 6749 §5.2 errors ({error, error_description}) instead of CONTRACT §2's. */
+/** Routes that speak RFC 6749 §5.2 errors ({error, error_description}) instead of docs/contract.md §2's. */
 const OAUTH_ROUTE = /^\/oauth\//;
 /** RFC 6749 §5.1: no answer of the OAuth endpoints may be cached, errors included. */
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
@@ -31,7 +31,7 @@ interface Rendered {
 }
 
 /**
- * Owns every error body the service sends (CONTRACT §2). Domain errors render themselves;
+ * Owns every error body the service sends (docs/contract.md §2). Domain errors render themselves;
  * framework and parser errors are mapped by status; anything else is a logged, opaque 500.
  */
 @Catch()

@@ -20,7 +20,7 @@ import {
   splitUnknownFields,
 } from './dto-fields.js';
 
-/** Turns class-validator's error tree into CONTRACT §2's map of dotted paths to messages. */
+/** Turns class-validator's error tree into docs/contract.md §2's map of dotted paths to messages. */
 export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErrors {
   // A Map: a path such as `toString` must not find Object.prototype's member.
   const out = new Map<string, string[]>();

@@ -13,7 +13,9 @@ export class CompanyDto {
   name: string | null;
 
   @ApiProperty({
-    enum: COMPANY_TYPES,
+    // null listed too: in OpenAPI 3.0 `nullable` does not extend an enum (3.0.3 clarification).
+    enum: [...COMPANY_TYPES, null],
+    type: 'string',
     nullable: true,
     example: 'limited-company',
     description: 'Company type; null for a retail customer.',

@@ -23,7 +23,7 @@ export class NewCompanyDto {
   type?: CompanyType | null;
 }
 
-/** POST /v2/customers: without `company` the customer is a retail one (CONTRACT §5). */
+/** POST /v2/customers: without `company` the customer is a retail one (docs/contract.md §5). */
 export class CreateCustomerDto {
   @ApiPropertyOptional({ type: () => NewCompanyDto })
   @IsOptional()

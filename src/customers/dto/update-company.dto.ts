@@ -4,7 +4,7 @@ import { COMPANY_TYPES, type CompanyType } from '../company-type.js';
 import { IsCompanyName, IsCompanyType, NAME_MAX_LENGTH } from './company.validators.js';
 
 /**
- * PUT /v2/customers/{customer_id}/company: only the fields present change (CONTRACT §5), so
+ * PUT /v2/customers/{customer_id}/company: only the fields present change (docs/contract.md §5), so
  * each field is optional, but a body with neither is refused naming both.
  */
 export class UpdateCompanyDto {

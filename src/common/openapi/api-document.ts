@@ -1,0 +1,74 @@
+import type { INestApplication } from '@nestjs/common';
+import {
+  DocumentBuilder,
+  getSchemaPath,
+  type OpenAPIObject,
+  type OperationObject,
+  type ResponseObject,
+  SwaggerModule,
+} from '@nestjs/swagger';
+import { ErrorDto } from './error.dto.js';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+
+const error = (description: string): ResponseObject => ({
+  description,
+  content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorDto) } } },
+});
+
+/**
+ * The statuses that come from the layers every route shares (the HTTP layer, the body parsers,
+ * the database, the exception filter) rather than from its controller; the controllers document
+ * their own (401/403 through @RequireScopes, 404, 422, the OAuth errors).
+ */
+function sharedResponses(path: string, operation: OperationObject): Record<string, ResponseObject> {
+  const api = path.startsWith('/v2/');
+  const oauth = path.startsWith('/oauth/');
+  const body = operation.requestBody !== undefined;
+  return {
+    // OAuth endpoints answer a bad body 400 invalid_request, documented by their controller.
+    ...(!oauth && {
+      '400': error(
+        body
+          ? 'Malformed JSON body, a `__proto__` key, or a malformed request.'
+          : api
+            ? 'Two Authorization headers, or a malformed request.'
+            : 'Malformed request.',
+      ),
+    }),
+    ...(body && { '413': error('Body over 1 MiB.') }),
+    ...(body && api && { '415': error('Body that is not JSON, or not UTF-8.') }),
+    '500': error('Unexpected failure (logged with the request id, never described).'),
+    ...((api || oauth) && { '503': error('The database cannot be reached.') }),
+  };
+}
+
+/** The OpenAPI document served at /docs/openapi.json: the controllers' own, completed. */
+export function createApiDocument(app: INestApplication): OpenAPIObject {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Company API')
+      .setDescription(
+        'OAuth 2.0 token issuance, customer company details, webhook intake and paged lists. ' +
+          'The rules behind every answer are in the repository, docs/contract.md.',
+      )
+      .setVersion('2')
+      // One process serves the authorization server, the API and this document (docs/contract.md
+      // §1): relative to the document, the server is right whatever the host, port or proxy.
+      .addServer('/', 'This service: the host that serves this document')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+      // OAuth client authentication (client_secret_basic) at the /oauth endpoints.
+      .addBasicAuth({ type: 'http', scheme: 'basic' }, 'client_basic')
+      .build(),
+    { extraModels: [ErrorDto] },
+  );
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      operation.responses = { ...sharedResponses(path, operation), ...operation.responses };
+    }
+  }
+  return document;
+}

@@ -1,0 +1,45 @@
+import { resolve } from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { Environment } from '../config/environment.js';
+
+/** DATABASE_URL as it may be logged: a PostgreSQL password removed, a SQLite path made absolute. */
+export function databaseForLog(url: string): string {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    return path === ':memory:' ? url : `sqlite:${resolve(path)}`;
+  }
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    // Unparsable URLs never get this far (validated at start); say nothing rather than leak one.
+    return 'postgres';
+  }
+}
+
+/** The address the server listens on, as a URL. */
+export function listenAddress({ HOST, PORT }: Pick<Environment, 'HOST' | 'PORT'>): string {
+  return `http://${HOST.includes(':') && !HOST.startsWith('[') ? `[${HOST}]` : HOST}:${PORT}`;
+}
+
+/** The one start line: where the service listens, on which database, at which schema. */
+export async function startedLine(
+  env: Pick<Environment, 'HOST' | 'PORT' | 'DATABASE_URL' | 'TOKEN_ISSUER'>,
+  dataSource: DataSource,
+): Promise<{ fields: Record<string, unknown>; message: string }> {
+  const table = dataSource.options.migrationsTableName ?? 'migrations';
+  const rows: { name: string }[] = await dataSource.query(`SELECT name FROM ${table} ORDER BY id`);
+  const address = listenAddress(env);
+  const database = databaseForLog(env.DATABASE_URL);
+  const latest = rows.at(-1)?.name ?? null;
+  return {
+    fields: {
+      address,
+      database,
+      issuer: env.TOKEN_ISSUER,
+      migrations: { applied: rows.length, latest },
+    },
+    message: `listening on ${address}, database ${database}, ${rows.length} migrations applied (latest ${latest})`,
+  };
+}

@@ -1,0 +1,192 @@
+import { jest } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as oidc from 'openid-client';
+import { freePort, runNode, startServer, type ServerProcess } from '../support/processes.js';
+
+// Each test runs the built server and CLI as separate processes, seconds each on a busy machine.
+jest.setTimeout(90000);
+
+/** README "Configuration": `.env`, the issuer a stock client expects, discovery that works. */
+describe('configuration as a new user meets it', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'company-api-config-'));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const metadata = async (server: ServerProcess) =>
+    (await (await fetch(`${server.baseUrl}/.well-known/oauth-authorization-server`)).json()) as {
+      issuer: string;
+    };
+
+  it('the server and the CLI both read .env in their working directory; the real environment wins', async () => {
+    const database = `sqlite:${join(dir, 'from-dotenv.sqlite')}`;
+    writeFileSync(
+      join(dir, '.env'),
+      `# a comment\nDATABASE_URL=${database}\nTOKEN_ISSUER=https://from-file.example\n`,
+    );
+    // No DATABASE_URL in the real environment: both must take the file's.
+    const unset = { DATABASE_URL: undefined, TOKEN_ISSUER: undefined };
+    const created = await runNode(
+      'dist/src/cli.js',
+      ['clients:create', '--name', 'dotenv', '--scopes', 'customers:read'],
+      unset,
+      30000,
+      dir,
+    );
+    expect(created.code).toBe(0);
+    const client = JSON.parse(created.stdout) as { client_id: string; client_secret: string };
+
+    const server = await startServer(unset, 60000, undefined, dir);
+    try {
+      expect((await metadata(server)).issuer).toBe('https://from-file.example');
+      // The client the CLI wrote is in the server's database.
+      const res = await fetch(`${server.baseUrl}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          grant_type: 'client_credentials',
+          scope: 'customers:read',
+          ...client,
+        }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+
+    const overridden = await startServer(
+      { DATABASE_URL: undefined, TOKEN_ISSUER: 'https://from-env.example' },
+      60000,
+      undefined,
+      dir,
+    );
+    try {
+      expect((await metadata(overridden)).issuer).toBe('https://from-env.example');
+    } finally {
+      expect(await overridden.stop()).toBe(0);
+    }
+  });
+
+  it('without TOKEN_ISSUER the issuer is the address the server listens on', async () => {
+    const server = await startServer({
+      DATABASE_URL: `sqlite:${join(dir, 'app.sqlite')}`,
+      TOKEN_ISSUER: undefined,
+    });
+    try {
+      const port = new URL(server.baseUrl).port;
+      expect(await metadata(server)).toMatchObject({
+        issuer: `http://127.0.0.1:${port}`,
+        token_endpoint: `http://127.0.0.1:${port}/oauth/token`,
+      });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  describe('openid-client discovery against a server on any PORT, with nothing else set', () => {
+    let server: ServerProcess;
+    let serverDir: string;
+    let issuer: URL;
+    let client: { client_id: string; client_secret: string };
+    beforeAll(async () => {
+      serverDir = mkdtempSync(join(tmpdir(), 'company-api-oidc-'));
+      const env = {
+        DATABASE_URL: `sqlite:${join(serverDir, 'app.sqlite')}`,
+        TOKEN_ISSUER: undefined,
+        // The default wildcard HOST: the issuer names localhost.
+        HOST: undefined,
+      };
+      server = await startServer(env);
+      issuer = new URL(`http://localhost:${new URL(server.baseUrl).port}`);
+      const created = await runNode(
+        'dist/src/cli.js',
+        ['clients:create', '--name', 'oidc', '--scopes', 'customers:read webhooks:read'],
+        env,
+      );
+      expect(created.code).toBe(0);
+      client = JSON.parse(created.stdout);
+    });
+    afterAll(async () => {
+      expect(await server.stop()).toBe(0);
+      rmSync(serverDir, { recursive: true, force: true });
+    });
+
+    const discover = (auth: 'basic' | 'post') =>
+      oidc.discovery(
+        issuer,
+        client.client_id,
+        undefined,
+        auth === 'basic'
+          ? oidc.ClientSecretBasic(client.client_secret)
+          : oidc.ClientSecretPost(client.client_secret),
+        { algorithm: 'oauth2', execute: [oidc.allowInsecureRequests] },
+      );
+
+    it.each(['basic', 'post'] as const)(
+      'client_credentials (client_secret_%s), introspection and revocation',
+      async (auth) => {
+        const config = await discover(auth);
+        expect(config.serverMetadata().issuer).toBe(issuer.href.replace(/\/$/, ''));
+
+        const tokens = await oidc.clientCredentialsGrant(config, { scope: 'customers:read' });
+        expect(tokens.token_type).toBe('bearer');
+        expect(tokens.scope).toBeUndefined();
+
+        const active = await oidc.tokenIntrospection(config, tokens.access_token);
+        expect(active).toMatchObject({
+          active: true,
+          client_id: client.client_id,
+          scope: 'customers:read',
+          iss: config.serverMetadata().issuer,
+        });
+
+        await oidc.tokenRevocation(config, tokens.access_token);
+        expect(await oidc.tokenIntrospection(config, tokens.access_token)).toEqual({
+          active: false,
+        });
+      },
+    );
+  });
+
+  it('the CLI revokes a token signed by our key whatever issuer it names', async () => {
+    const database = `sqlite:${join(dir, 'app.sqlite')}`;
+    const port = await freePort();
+    // Issued while the server ran under one issuer…
+    const server = await startServer({ DATABASE_URL: database, TOKEN_ISSUER: undefined });
+    let token: string;
+    try {
+      const created = await runNode(
+        'dist/src/cli.js',
+        ['clients:create', '--name', 'x', '--scopes', 'customers:read'],
+        { DATABASE_URL: database },
+      );
+      const client = JSON.parse(created.stdout);
+      const res = await fetch(`${server.baseUrl}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          grant_type: 'client_credentials',
+          scope: 'customers:read',
+          ...client,
+        }),
+      });
+      token = ((await res.json()) as { access_token: string }).access_token;
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    // …revoked by a CLI whose configuration names another one.
+    const revoked = await runNode('dist/src/cli.js', ['tokens:revoke', '--token', token], {
+      DATABASE_URL: database,
+      PORT: String(port),
+      TOKEN_ISSUER: undefined,
+    });
+    expect(revoked.stderr).toBe('');
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({ revoked: true });
+  });
+});

@@ -1,0 +1,160 @@
+import { jest } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { migrations } from '../../src/database/migrations.js';
+import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';
+import { freePort, ROOT, runNode, startServer } from '../support/processes.js';
+
+// Each test runs the built server as a separate process, seconds each on a busy machine.
+jest.setTimeout(90000);
+
+type LogLine = Record<string, unknown> & { level: number; msg: string };
+
+/** The service's own lines: JSON (stdout is not a terminal), request lines left out. */
+const serviceLines = (output: string): LogLine[] =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine)
+    .filter((line) => line.msg !== 'request completed');
+
+/** What an operator reads: one line on start, one on stopping, one when stopped (README "Logs"). */
+describe('start and stop, as logged', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('one line says where it listens, on which database (no password) and its schema; one each on stopping and stopped', async () => {
+    // A password in the URL (PostgreSQL here trusts local connections, so any password works).
+    const url = new URL(database.url);
+    if (database.kind === 'postgres') url.password = 'not-for-logs';
+    const databaseUrl = database.kind === 'postgres' ? url.toString() : database.url;
+    const shown =
+      database.kind === 'postgres'
+        ? database.url
+        : `sqlite:${database.url.slice('sqlite:'.length)}`;
+
+    const server = await startServer({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' });
+    expect(await server.stop('SIGTERM')).toBe(0);
+    const address = server.baseUrl;
+    const last = migrations.at(-1)!.name;
+    expect(
+      serviceLines(server.output()).map(({ level, msg, address, database, migrations }) => ({
+        level,
+        msg,
+        address,
+        database,
+        migrations,
+      })),
+    ).toEqual([
+      {
+        level: 30,
+        msg: `listening on ${address}, database ${shown}, ${migrations.length} migrations applied (latest ${last})`,
+        address,
+        database: shown,
+        migrations: { applied: migrations.length, latest: last },
+      },
+      {
+        level: 30,
+        msg: 'stopping (SIGTERM): finishing requests in flight',
+        address: undefined,
+        database: undefined,
+        migrations: undefined,
+      },
+      { level: 30, msg: 'stopped', address: undefined, database: undefined, migrations: undefined },
+    ]);
+    expect(server.output()).not.toContain('not-for-logs');
+  });
+
+  it("Nest's own module and route lines are debug lines", async () => {
+    const server = await startServer({ DATABASE_URL: database.url, LOG_LEVEL: 'debug' });
+    expect(await server.stop()).toBe(0);
+    const framework = serviceLines(server.output()).filter((line) =>
+      ['InstanceLoader', 'RoutesResolver', 'RouterExplorer'].includes(line.context as string),
+    );
+    expect(framework.length).toBeGreaterThan(10);
+    expect(new Set(framework.map((line) => line.level))).toEqual(new Set([20]));
+  });
+
+  it('`npm start` stopped by a signal leaves no server process behind', async () => {
+    const port = await freePort();
+    const npm = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk) => (output += chunk));
+    npm.stderr.on('data', (chunk) => (output += chunk));
+    const deadline = Date.now() + 60000;
+    while (!serviceLines(output).some((line) => line.msg.startsWith('listening on'))) {
+      if (npm.exitCode !== null || Date.now() > deadline) throw new Error(`no start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const serverPid = serviceLines(output)[0].pid as number;
+    expect(serverPid).not.toBe(npm.pid);
+
+    npm.kill('SIGTERM');
+    await once(npm, 'exit');
+    const alive = () => {
+      try {
+        process.kill(serverPid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const until = Date.now() + 15000;
+    while (alive() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(alive()).toBe(false);
+    expect(serviceLines(output).map((line) => line.msg)).toContain('stopped');
+  });
+});
+
+/** A start that cannot succeed: one line naming the cause, exit 1, within 10 s (no retries). */
+describe('a failed start', () => {
+  const start = async (env: Record<string, string>) =>
+    // Killed (exit code null) if it takes longer than the 10 s the README promises.
+    runNode(
+      'dist/src/main.js',
+      [],
+      { PORT: String(await freePort()), LOG_LEVEL: 'info', ...env },
+      10000,
+    );
+
+  it('an unreachable PostgreSQL server', async () => {
+    const port = await freePort();
+    const result = await start({
+      DATABASE_URL: `postgres://app:secret@127.0.0.1:${port}/company`,
+    });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `Start-up failed (database postgres://app@127.0.0.1:${port}/company): connect ECONNREFUSED 127.0.0.1:${port}\n`,
+    });
+  });
+
+  (usingPostgres() ? it : it.skip)('a PostgreSQL database that does not exist', async () => {
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.pathname = '/company_api_test_missing_database';
+    const result = await start({ DATABASE_URL: url.toString() });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `Start-up failed (database ${url.toString()}): database "company_api_test_missing_database" does not exist\n`,
+    });
+  });
+
+  it('a SQLite file that cannot be created', async () => {
+    const result = await start({ DATABASE_URL: 'sqlite:/dev/null/company-api/app.sqlite' });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^Start-up failed \(database sqlite:\/dev\/null\/company-api\/app\.sqlite\): ENOTDIR[^\n]*\n$/,
+    );
+  });
+});
