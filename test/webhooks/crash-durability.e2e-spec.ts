@@ -40,7 +40,13 @@ describe('webhook intake across a crash (SIGKILL)', () => {
   });
 
   it('keeps every acknowledged event, processed exactly once', async () => {
-    const env = { DATABASE_URL: database.url, LOG_LEVEL: 'warn' };
+    // The restart listens on another port: the issuer is set, as a deployment sets its public URL
+    // (by default it follows HOST and PORT), so that tokens issued before the crash stay valid.
+    const env = {
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      TOKEN_ISSUER: 'http://crash-test.local',
+    };
     server = await startServer(env);
     const auth = await remoteAuthHeader(server, database.url, ['webhooks:write']);
     const deliver = async (baseUrl: string, attemptId: number): Promise<Outcome> => {
@@ -125,7 +131,7 @@ describe('webhook intake across a crash (SIGKILL)', () => {
         const batch = attemptIds.slice(i, i + CONCURRENCY);
         retries.push(...(await Promise.all(batch.map((a) => deliver(server!.baseUrl, a)))));
       }
-      expect(retries.every((r) => r.status === 200)).toBe(true);
+      expect(retries.filter((r) => r.status !== 200)).toEqual([]);
       for (const { attemptId, id } of retries) {
         if (ackedIds.has(attemptId)) expect(id).toBe(ackedIds.get(attemptId));
       }
