@@ -23,6 +23,9 @@ const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const { values: args } = parseArgs({
   options: {
     pg: { type: 'string' },
+    // A Redis URL (e.g. redis://127.0.0.1:6379/9): adds token issuance with the throttling
+    // counters in Redis, on a second server, as its own row.
+    redis: { type: 'string' },
     duration: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '2' },
     runs: { type: 'string', default: '3' },
@@ -60,6 +63,7 @@ const serverEnv = {
   THROTTLE_TOKEN_PER_IP: '100000000',
   THROTTLE_TOKEN_FAILURES_PER_CLIENT: '100000000',
   THROTTLE_TOKEN_FAILURES_PER_USER: '100000000',
+  THROTTLE_TOKEN_FAILURES_PER_USER_ALL_ADDRESSES: '100000000',
 };
 
 function cli(...cliArgs) {
@@ -73,7 +77,7 @@ function cli(...cliArgs) {
   return JSON.parse(out);
 }
 
-async function startServer(port) {
+async function startServer(port, extraEnv = {}) {
   // Exactly what `npm start` runs (its node flags included), plus any --node-arg.
   const [, ...startArgs] = JSON.parse(
     readFileSync(join(ROOT, 'package.json'), 'utf8'),
@@ -81,7 +85,7 @@ async function startServer(port) {
   const script = startArgs.pop();
   const child = spawn(process.execPath, [...startArgs, ...args['node-arg'], join(ROOT, script)], {
     cwd: ROOT,
-    env: { ...serverEnv, PORT: String(port) },
+    env: { ...serverEnv, ...extraEnv, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -299,6 +303,8 @@ async function main() {
   const baseline = await startBaseline(await freePort());
   const { child, base } = await startServer(await freePort());
   const pid = child.pid;
+  const withRedis =
+    args.redis && !SMOKE ? await startServer(await freePort(), { REDIS_URL: args.redis }) : null;
   const results = [];
   let baselineRow;
   try {
@@ -382,6 +388,20 @@ async function main() {
             body: tokenBody,
           }),
         ],
+        ...(withRedis
+          ? [
+              [
+                '(e) POST /oauth/token client_credentials, counters in Redis',
+                withRedis.child.pid,
+                () => ({
+                  url: `${withRedis.base}/oauth/token`,
+                  method: 'POST',
+                  headers: jsonHeaders,
+                  body: tokenBody,
+                }),
+              ],
+            ]
+          : []),
         [
           '(e) POST /oauth/token password',
           pid,
@@ -515,6 +535,10 @@ async function main() {
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit');
+    if (withRedis) {
+      withRedis.child.kill('SIGTERM');
+      await once(withRedis.child, 'exit');
+    }
     baseline.close();
     rmSync(work, { recursive: true, force: true });
   }

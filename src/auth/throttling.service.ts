@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { InjectDataSource } from '@nestjs/typeorm';
 import {
   RateLimiterAbstract,
   RateLimiterMemory,
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { DataSource } from 'typeorm';
 import { RedisConnection } from '../cluster/redis-connection.js';
 import type { Environment } from '../config/environment.js';
 import { TooManyAttemptsException } from './oauth.exceptions.js';
@@ -55,14 +57,19 @@ export class FailureCount {
  * token endpoint keeps answering with per-instance limits, and goes back to Redis when it returns.
  */
 @Injectable()
-export class ThrottlingService {
-  readonly shared: boolean;
+export class ThrottlingService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(ThrottlingService.name);
+  private readonly shared: boolean;
   private readonly requests: RateLimiterAbstract;
   private readonly clientFailures: RateLimiterAbstract;
   private readonly passwordFailures: RateLimiterAbstract;
   private readonly usernameFailures: RateLimiterAbstract;
 
-  constructor(config: ConfigService<Environment, true>, redis: RedisConnection) {
+  constructor(
+    config: ConfigService<Environment, true>,
+    redis: RedisConnection,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {
     const limiter = (name: string, points: number): RateLimiterAbstract => {
       const options = { keyPrefix: `throttle:${name}`, points, duration: WINDOW_SECONDS };
       if (!redis.client) return new RateLimiterMemory(options);
@@ -87,6 +94,17 @@ export class ThrottlingService {
     this.usernameFailures = limiter(
       'username-failures',
       config.get('THROTTLE_TOKEN_FAILURES_PER_USER_ALL_ADDRESSES', { infer: true }),
+    );
+  }
+
+  /**
+   * PostgreSQL is where several instances share one database: without Redis their limits are
+   * not shared, and the operator should know it (SQLite instances are one machine's processes).
+   */
+  onApplicationBootstrap() {
+    if (this.shared || this.dataSource.options.type !== 'postgres') return;
+    this.logger.log(
+      'throttling limits are counted per instance (REDIS_URL is not set): N instances allow N times each limit',
     );
   }
 

@@ -113,9 +113,12 @@ class RedisTransport implements Transport {
 
   start() {
     const subscriber = (this.subscriber = this.redis.subscriber());
-    // ioredis subscribes again by itself after a reconnect; every (re)subscription may have
-    // missed messages.
-    subscriber.on('ready', () => TOPICS.forEach((topic) => this.deliver(topic, null)));
+    // ioredis subscribes again by itself after a reconnect; messages sent meanwhile are lost.
+    let connectedBefore = false;
+    subscriber.on('ready', () => {
+      if (connectedBefore) TOPICS.forEach((topic) => this.deliver(topic, null));
+      connectedBefore = true;
+    });
     subscriber.on('message', (channel: string, message: string) => {
       const topic = channel.slice(this.prefix.length) as ClusterTopic;
       if (channel.startsWith(this.prefix) && TOPICS.includes(topic)) this.deliver(topic, message);
@@ -141,6 +144,7 @@ class PostgresTransport implements Transport {
   private reconnect?: NodeJS.Timeout;
   private stopped = false;
   private reportedLoss = false;
+  private connectedBefore = false;
 
   constructor(
     private readonly url: string,
@@ -183,9 +187,12 @@ class PostgresTransport implements Transport {
       await client.end().catch(() => undefined);
       return;
     }
+    // Not after the first connection: listeners load their state at start (a change between that
+    // load and this LISTEN is repaired by their periodic refresh).
+    if (this.connectedBefore) TOPICS.forEach((topic) => this.deliver(topic, null));
+    this.connectedBefore = true;
     if (this.reportedLoss) this.logger.log('listening for cluster messages again');
     this.reportedLoss = false;
-    TOPICS.forEach((topic) => this.deliver(topic, null));
   }
 
   private lost(client: pg.Client, error?: Error) {

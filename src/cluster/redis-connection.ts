@@ -34,9 +34,15 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
     clearTimeout(timer);
   }
 
-  /** A new connection for SUBSCRIBE (a subscribed connection can run nothing else). */
+  /**
+   * A new connection for SUBSCRIBE (a subscribed connection can run nothing else). Its SUBSCRIBE
+   * waits for the connection (queued), and ioredis subscribes again after every reconnect.
+   */
   subscriber(): Redis {
-    const subscriber = this.watch(this.client!.duplicate(), 'subscriptions');
+    const subscriber = this.watch(
+      this.client!.duplicate({ enableOfflineQueue: true }),
+      'subscriptions',
+    );
     this.subscribers.push(subscriber);
     return subscriber;
   }

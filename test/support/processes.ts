@@ -102,7 +102,8 @@ export async function startServer(
     baseUrl,
     output: () => out,
     stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
-      if (child.exitCode !== null) return child.exitCode;
+      // Already gone (exited, or killed by a signal: then the exit event has fired already).
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
       const [code] = (await once(child, 'exit')) as [number | null];
       return code;

@@ -1,0 +1,155 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { createTestDatabase, TestDatabase } from '../support/database.js';
+import { freePort, runNode, ServerProcess, startServer } from '../support/processes.js';
+import { errors, oauthErrors } from '../support/responses.js';
+
+/**
+ * A Redis of this test's own (its own port, no persistence) stopped in the middle of a run: the
+ * token endpoint keeps answering, with each instance counting alone, and the counters are
+ * shared again once Redis is back. Two instances (processes) on one database, SQLite or
+ * PostgreSQL: throttling does not depend on the database.
+ */
+describe('Redis going away and coming back', () => {
+  let database: TestDatabase;
+  let port: number;
+  let redisServer: ChildProcess | undefined;
+  let instances: ServerProcess[] = [];
+  let nextAddress = 1;
+  const newAddress = () => `192.0.2.${nextAddress++}`;
+
+  const startRedis = async () => {
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    // Poll until it answers.
+    const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => null });
+    for (;;) {
+      if (child.exitCode !== null) throw new Error('redis-server exited');
+      try {
+        await probe.connect();
+        await probe.ping();
+        break;
+      } catch {
+        probe.disconnect();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    probe.disconnect();
+    return child;
+  };
+  const stopRedis = async () => {
+    const child = redisServer!;
+    redisServer = undefined;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    port = await freePort();
+    redisServer = await startRedis();
+    const env = {
+      DATABASE_URL: database.url,
+      REDIS_URL: `redis://127.0.0.1:${port}/0`,
+      TRUST_PROXY: 'loopback',
+      THROTTLE_TOKEN_FAILURES_PER_CLIENT: '3',
+      LOG_LEVEL: 'info',
+    };
+    instances = [await startServer(env)];
+    instances.push(await startServer(env));
+    const created = await runNode(
+      'dist/src/cli.js',
+      ['clients:create', '--name', 'outage', '--scopes', 'customers:read'],
+      { ...env, LOG_LEVEL: 'warn' },
+    );
+    client = JSON.parse(created.stdout) as typeof client;
+  }, 120000);
+  afterAll(async () => {
+    await Promise.all(instances.map((i) => i.stop()));
+    if (redisServer) await stopRedis();
+    await database.drop();
+  });
+
+  let client: { client_id: string; client_secret: string };
+  const tokenRequest = async (instance: ServerProcess, address: string, secret: string) => {
+    const res = await fetch(`${instance.baseUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+      body: JSON.stringify({
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+        client_id: client.client_id,
+        client_secret: secret,
+      }),
+    });
+    return { status: res.status, body: (await res.json()) as unknown };
+  };
+  /** 3 failures spread over both instances, then the 4th: 429 when the count is shared. */
+  const fourthFailure = async (address: string) => {
+    for (let i = 0; i < 3; i++) {
+      expect(await tokenRequest(instances[i % 2], address, 'wrong')).toEqual({
+        status: 401,
+        body: oauthErrors.invalidClient,
+      });
+    }
+    return tokenRequest(instances[1], address, 'wrong');
+  };
+
+  it('shares the counts while Redis is up', async () => {
+    expect(await fourthFailure(newAddress())).toEqual({
+      status: 429,
+      body: errors.tooManyRequests,
+    });
+  });
+
+  it('keeps answering while Redis is down, each instance counting alone; then shares again once it is back', async () => {
+    await stopRedis();
+
+    // Every request is answered, and right away: tokens are issued.
+    for (const instance of instances) {
+      const res = await tokenRequest(instance, newAddress(), client.client_secret);
+      expect(res.status).toBe(200);
+    }
+    // Each instance counts for itself: 2 failures here, 1 there is not yet past 3 anywhere.
+    expect((await fourthFailure(newAddress())).status).toBe(401);
+    // …but each one still enforces the limit alone.
+    const address = newAddress();
+    for (let i = 0; i < 3; i++) await tokenRequest(instances[0], address, 'wrong');
+    expect(await tokenRequest(instances[0], address, 'wrong')).toEqual({
+      status: 429,
+      body: errors.tooManyRequests,
+    });
+    for (const instance of instances) {
+      expect(instance.output()).toContain('Redis unreachable');
+    }
+
+    redisServer = await startRedis();
+    // Poll until both instances count in Redis again (a failure lands in the shared counter).
+    const redis = new Redis({ port });
+    try {
+      for (const [n, instance] of instances.entries()) {
+        const probe = `203.0.113.${200 + n}`;
+        for (;;) {
+          await tokenRequest(instance, probe, 'wrong');
+          const keys = await redis.keys(`*client-failures*${probe}*`);
+          if (keys.length > 0) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    } finally {
+      redis.disconnect();
+    }
+    expect(await fourthFailure(newAddress())).toEqual({
+      status: 429,
+      body: errors.tooManyRequests,
+    });
+    for (const instance of instances) {
+      expect(instance.output()).toContain('Redis reachable again');
+    }
+  }, 60000);
+});
