@@ -1,13 +1,11 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectDataSource } from '@nestjs/typeorm';
 import {
   RateLimiterAbstract,
   RateLimiterMemory,
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import { DataSource } from 'typeorm';
 import { RedisConnection } from '../cluster/redis-connection.js';
 import type { Environment } from '../config/environment.js';
 import { TooManyAttemptsException } from './oauth.exceptions.js';
@@ -57,19 +55,14 @@ export class FailureCount {
  * token endpoint keeps answering with per-instance limits, and goes back to Redis when it returns.
  */
 @Injectable()
-export class ThrottlingService implements OnApplicationBootstrap {
+export class ThrottlingService {
   private readonly logger = new Logger(ThrottlingService.name);
-  private readonly shared: boolean;
   private readonly requests: RateLimiterAbstract;
   private readonly clientFailures: RateLimiterAbstract;
   private readonly passwordFailures: RateLimiterAbstract;
   private readonly usernameFailures: RateLimiterAbstract;
 
-  constructor(
-    config: ConfigService<Environment, true>,
-    redis: RedisConnection,
-    @InjectDataSource() private readonly dataSource: DataSource,
-  ) {
+  constructor(config: ConfigService<Environment, true>, redis: RedisConnection) {
     const limiter = (name: string, points: number): RateLimiterAbstract => {
       const options = { keyPrefix: `throttle:${name}`, points, duration: WINDOW_SECONDS };
       if (!redis.client) return new RateLimiterMemory(options);
@@ -81,7 +74,6 @@ export class ThrottlingService implements OnApplicationBootstrap {
         insuranceLimiter: new RateLimiterMemory(options),
       });
     };
-    this.shared = redis.client !== undefined;
     this.requests = limiter('address', config.get('THROTTLE_TOKEN_PER_IP', { infer: true }));
     this.clientFailures = limiter(
       'client-failures',
@@ -94,17 +86,6 @@ export class ThrottlingService implements OnApplicationBootstrap {
     this.usernameFailures = limiter(
       'username-failures',
       config.get('THROTTLE_TOKEN_FAILURES_PER_USER_ALL_ADDRESSES', { infer: true }),
-    );
-  }
-
-  /**
-   * PostgreSQL is where several instances share one database: without Redis their limits are
-   * not shared, and the operator should know it (SQLite instances are one machine's processes).
-   */
-  onApplicationBootstrap() {
-    if (this.shared || this.dataSource.options.type !== 'postgres') return;
-    this.logger.log(
-      'throttling limits are counted per instance (REDIS_URL is not set): N instances allow N times each limit',
     );
   }
 

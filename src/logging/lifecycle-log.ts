@@ -23,9 +23,16 @@ export function listenAddress({ HOST, PORT }: Pick<Environment, 'HOST' | 'PORT'>
   return `http://${HOST.includes(':') && !HOST.startsWith('[') ? `[${HOST}]` : HOST}:${PORT}`;
 }
 
-/** The one start line: where the service listens, on which database, at which schema. */
+/** Said on PostgreSQL without REDIS_URL, where several instances do not share their limits. */
+export const PER_INSTANCE_LIMITS =
+  'throttling limits are counted per instance (REDIS_URL is not set): N instances allow N times each limit';
+
+/**
+ * The one start line: where the service listens, on which database, at which schema; on
+ * PostgreSQL (where instances share a database) whether throttling limits are shared.
+ */
 export async function startedLine(
-  env: Pick<Environment, 'HOST' | 'PORT' | 'DATABASE_URL' | 'TOKEN_ISSUER'>,
+  env: Pick<Environment, 'HOST' | 'PORT' | 'DATABASE_URL' | 'TOKEN_ISSUER' | 'REDIS_URL'>,
   dataSource: DataSource,
 ): Promise<{ fields: Record<string, unknown>; message: string }> {
   const table = dataSource.options.migrationsTableName ?? 'migrations';
@@ -33,13 +40,17 @@ export async function startedLine(
   const address = listenAddress(env);
   const database = databaseForLog(env.DATABASE_URL);
   const latest = rows.at(-1)?.name ?? null;
+  const perInstance = dataSource.options.type === 'postgres' && !env.REDIS_URL;
   return {
     fields: {
       address,
       database,
       issuer: env.TOKEN_ISSUER,
       migrations: { applied: rows.length, latest },
+      throttling: env.REDIS_URL ? 'shared (Redis)' : 'per instance',
     },
-    message: `listening on ${address}, database ${database}, ${rows.length} migrations applied (latest ${latest})`,
+    message:
+      `listening on ${address}, database ${database}, ${rows.length} migrations applied (latest ${latest})` +
+      (perInstance ? `; ${PER_INSTANCE_LIMITS}` : ''),
   };
 }

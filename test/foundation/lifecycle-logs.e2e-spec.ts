@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { migrations } from '../../src/database/migrations.js';
+import { PER_INSTANCE_LIMITS } from '../../src/logging/lifecycle-log.js';
 import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';
 import { freePort, ROOT, runNode, startServer } from '../support/processes.js';
 
@@ -53,7 +54,10 @@ describe('start and stop, as logged', () => {
     ).toEqual([
       {
         level: 30,
-        msg: `listening on ${address}, database ${shown}, ${migrations.length} migrations applied (latest ${last})`,
+        msg:
+          `listening on ${address}, database ${shown}, ${migrations.length} migrations applied (latest ${last})` +
+          // Instances sharing a PostgreSQL database without Redis: said in the same line.
+          (usingPostgres() ? `; ${PER_INSTANCE_LIMITS}` : ''),
         address,
         database: shown,
         migrations: { applied: migrations.length, latest: last },
