@@ -37,6 +37,8 @@ const CASE_TIMEOUT_MS = 120000;
         DATABASE_URL: database.url,
         REDIS_URL: redisUrl,
         TRUST_PROXY: 'loopback',
+        // One service behind one public URL: every instance shares the issuer (set, as deployments do).
+        TOKEN_ISSUER: 'http://cluster.test',
         LOG_LEVEL: 'info',
         // Slower than the 1 s asked of revocation: only the push can meet it.
         REVOCATION_REFRESH_MS: '5000',
