@@ -79,9 +79,11 @@ function cli(...cliArgs) {
 
 async function startServer(port, extraEnv = {}) {
   // Exactly what `npm start` runs (its node flags included), plus any --node-arg.
-  const [, ...startArgs] = JSON.parse(
-    readFileSync(join(ROOT, 'package.json'), 'utf8'),
-  ).scripts.start.split(/\s+/);
+  // `exec node <flags> <script>`: the flags and the script, after `node`.
+  const words = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(
+    /\s+/,
+  );
+  const startArgs = words.slice(words.indexOf('node') + 1);
   const script = startArgs.pop();
   const child = spawn(process.execPath, [...startArgs, ...args['node-arg'], join(ROOT, script)], {
     cwd: ROOT,

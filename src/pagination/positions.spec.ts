@@ -17,16 +17,22 @@ describe('locate', () => {
   it('finds the block of each position and the matching rows before it there', () => {
     const starts = Array.from({ length: 9 }, (_, offset) => locate(blocks, offset).start);
     expect(starts).toEqual([
-      { block: 0, skip: 0 },
-      { block: 0, skip: 1 },
-      { block: 0, skip: 2 },
-      { block: 2, skip: 0 },
-      { block: 2, skip: 1 },
-      { block: 2, skip: 2 },
-      { block: 2, skip: 3 },
-      { block: 2, skip: 4 },
-      { block: 7, skip: 0 },
+      { block: 0, skip: 0, lastBlock: 0 },
+      { block: 0, skip: 1, lastBlock: 0 },
+      { block: 0, skip: 2, lastBlock: 0 },
+      { block: 2, skip: 0, lastBlock: 2 },
+      { block: 2, skip: 1, lastBlock: 2 },
+      { block: 2, skip: 2, lastBlock: 2 },
+      { block: 2, skip: 3, lastBlock: 2 },
+      { block: 2, skip: 4, lastBlock: 2 },
+      { block: 7, skip: 0, lastBlock: 7 },
     ]);
+  });
+
+  it("names the block of the page's last row, skipping empty blocks", () => {
+    expect(locate(blocks, 1, 2).start).toEqual({ block: 0, skip: 1, lastBlock: 0 });
+    expect(locate(blocks, 2, 2).start).toEqual({ block: 0, skip: 2, lastBlock: 2 });
+    expect(locate(blocks, 4, 20).start).toEqual({ block: 2, skip: 1, lastBlock: 7 });
   });
 
   it('has no start past the end', () => {

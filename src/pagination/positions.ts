@@ -28,18 +28,26 @@ export interface PageStart {
     block: number;
     /** Matching rows of that block that come before the page's first row, in list order. */
     skip: number;
+    /**
+     * The block holding the page's last row: the page's rows lie between the two, so its query
+     * is bounded on both sides (no plan can wander past them).
+     */
+    lastBlock: number;
   };
 }
 
 /**
- * Locates position `offset` (0-based) in a list whose blocks are given in list order (ascending
- * blocks for an ascending list, descending for a descending one).
+ * Locates the page of `limit` rows at position `offset` (0-based) in a list whose blocks are
+ * given in list order (ascending blocks for an ascending list, descending for a descending one).
  */
-export function locate(blocks: BlockCount[], offset: number): PageStart {
+export function locate(blocks: BlockCount[], offset: number, limit = 1): PageStart {
   let before = 0;
   let start: PageStart['start'];
   for (const { block, rows } of blocks) {
-    if (start === undefined && offset < before + rows) start = { block, skip: offset - before };
+    if (start === undefined && offset < before + rows) {
+      start = { block, skip: offset - before, lastBlock: block };
+    }
+    if (start !== undefined && rows > 0 && before < offset + limit) start.lastBlock = block;
     before += rows;
   }
   return { total: before, start };
@@ -70,12 +78,13 @@ export function pageByBlocks(
 ): Promise<{ rows: Row[]; total: number }> {
   return db.read(function* (): Work<{ rows: Row[]; total: number }> {
     const blocks = yield db.sql(`SELECT block, rows FROM ${table}_blocks ORDER BY block`);
-    const { total, start } = locate(toBlockCounts(blocks.rows), request.offset);
+    const { total, start } = locate(toBlockCounts(blocks.rows), request.offset, request.limit);
     if (!start) return { rows: [], total };
     const page = yield db.sql(
-      `${select} WHERE ${key} >= :from ORDER BY ${key} LIMIT :limit OFFSET :skip`,
+      `${select} WHERE ${key} >= :from AND ${key} < :until ORDER BY ${key} LIMIT :limit OFFSET :skip`,
       {
         from: blockStart(start.block),
+        until: blockEnd(start.lastBlock),
         limit: request.limit,
         skip: start.skip,
       },

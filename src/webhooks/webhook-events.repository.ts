@@ -7,7 +7,7 @@ import { In } from 'typeorm';
 import type { Row } from '../database/statement.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
-import { blockEnd, locate, toBlockCounts } from '../pagination/positions.js';
+import { blockEnd, blockStart, locate, toBlockCounts } from '../pagination/positions.js';
 import { WebhookEvent, type WebhookStatus } from './webhook-event.entity.js';
 
 /**
@@ -57,12 +57,18 @@ export class WebhookEventsRepository {
          ) counted GROUP BY block ORDER BY block DESC`,
         filter,
       );
-      const { total, start } = locate(toBlockCounts(blocks.rows), request.offset);
+      const { total, start } = locate(toBlockCounts(blocks.rows), request.offset, request.limit);
       if (!start) return { ids: [], total };
       const page = yield db.sql(
-        `SELECT id FROM webhook_events WHERE ${MATCHES} AND seq < :before
+        `SELECT id FROM webhook_events WHERE ${MATCHES} AND seq < :before AND seq >= :from
          ORDER BY seq DESC LIMIT :limit OFFSET :skip`,
-        { ...filter, before: blockEnd(start.block), limit: request.limit, skip: start.skip },
+        {
+          ...filter,
+          before: blockEnd(start.block),
+          from: blockStart(start.lastBlock),
+          limit: request.limit,
+          skip: start.skip,
+        },
       );
       return { ids: page.rows.map((row: Row) => String(row.id)), total };
     });
