@@ -125,7 +125,7 @@ describe('webhook intake across a crash (SIGKILL)', () => {
         const batch = attemptIds.slice(i, i + CONCURRENCY);
         retries.push(...(await Promise.all(batch.map((a) => deliver(server!.baseUrl, a)))));
       }
-      expect(retries.every((r) => r.status === 200)).toBe(true);
+      expect(retries.filter((r) => r.status !== 200)).toEqual([]);
       for (const { attemptId, id } of retries) {
         if (ackedIds.has(attemptId)) expect(id).toBe(ackedIds.get(attemptId));
       }
