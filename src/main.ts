@@ -25,15 +25,11 @@ async function main() {
       `Start-up failed (database ${databaseForLog(env.DATABASE_URL)}): ${messageOf(error)}`,
     );
   });
-  await app.listen({ port: env.PORT, host: env.HOST }).catch((error: unknown) => {
-    throw new StartupError(
-      `Start-up failed: cannot listen on ${listenAddress(env)}: ${messageOf(error)}`,
-    );
-  });
   const { ROOT_LOGGER } = await import('./logging/logging.module.js');
   const logger = app.get<Logger>(ROOT_LOGGER);
+  // Read before listening, so that nothing (a request, a signal) comes between listening and
+  // saying so.
   const started = await startedLine(env, app.get(DataSource));
-  logger.info(started.fields, started.message);
 
   // Graceful stop: refuse new connections, finish in-flight requests, close the database, exit 0.
   let stopping = false;
@@ -41,24 +37,35 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, `stopping (${signal}): finishing requests in flight`);
+    // Exit once the log lines are written: exiting with an asynchronous write in flight could
+    // put the last line before the one still being written.
+    const exit = (code: number) => logger.flush(() => process.exit(code));
     const force = setTimeout(() => {
       logger.error({ signal }, `stop after ${signal} took over 10 s; exiting`);
-      process.exit(1);
+      exit(1);
     }, 10_000);
     force.unref();
     app.close().then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        exit(0);
       },
       (error: unknown) => {
         logger.error({ err: error }, `stop failed: ${messageOf(error)}`);
-        process.exit(1);
+        exit(1);
       },
     );
   };
+  // Before listening: a signal that arrives as soon as the port is open still stops gracefully.
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+
+  await app.listen({ port: env.PORT, host: env.HOST }).catch((error: unknown) => {
+    throw new StartupError(
+      `Start-up failed: cannot listen on ${listenAddress(env)}: ${messageOf(error)}`,
+    );
+  });
+  logger.info(started.fields, started.message);
 }
 
 async function buildApp(env: Environment) {

@@ -14,6 +14,9 @@ export const ROOT = resolve(import.meta.dirname, '../..');
 export const CLEAN_CWD = join(tmpdir(), 'company-api-test-cwd');
 mkdirSync(CLEAN_CWD, { recursive: true });
 
+/** TOKEN_ISSUER of the servers tests start (README "Configuration": instances share one). */
+export const TEST_ISSUER = 'http://localhost:3000';
+
 /** Variables for a child: the test's own over ours; `undefined` removes one. */
 export type ChildEnv = Record<string, string | undefined>;
 
@@ -75,7 +78,13 @@ export async function startServer(
   const port = await freePort();
   const child = spawn(process.execPath, [resolve(ROOT, script)], {
     cwd,
-    env: childEnv(process.env, { LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port) }, env),
+    env: childEnv(
+      process.env,
+      // One issuer for every server a test starts, as a deployment of several instances (or a
+      // restart on another port) configures it; the default (from HOST and PORT) would differ.
+      { LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), TOKEN_ISSUER: TEST_ISSUER },
+      env,
+    ),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
