@@ -1,10 +1,9 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectDataSource } from '@nestjs/typeorm';
-import pg from 'pg';
 import type { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
 import type { Environment } from '../config/environment.js';
+import { Database } from '../database/database.js';
+import { PostgresNotifications } from '../database/postgres-notifications.js';
 import { RedisConnection } from './redis-connection.js';
 
 /** What instances tell each other. */
@@ -16,8 +15,6 @@ const TOPICS: readonly ClusterTopic[] = ['token-state', 'signing-keys'];
  * so a listener should reload what it keeps.
  */
 export type ClusterListener = (message: string | null) => void | Promise<void>;
-
-const RECONNECT_MS = 1000;
 
 /**
  * Tells every instance sharing the database about a change, within about a second: Redis pub/sub
@@ -33,17 +30,13 @@ export class ClusterEvents implements OnModuleDestroy {
   private readonly transport?: Transport;
   private started = false;
 
-  constructor(
-    config: ConfigService<Environment, true>,
-    redis: RedisConnection,
-    @InjectDataSource() dataSource: DataSource,
-  ) {
+  constructor(config: ConfigService<Environment, true>, redis: RedisConnection, db: Database) {
     const deliver = (topic: ClusterTopic, message: string | null) => this.deliver(topic, message);
     if (redis.client) this.transport = new RedisTransport(redis, deliver, this.logger);
-    else if (dataSource.options.type === 'postgres') {
+    else if (db.dialect === 'postgres') {
       this.transport = new PostgresTransport(
         config.get('DATABASE_URL', { infer: true }),
-        dataSource,
+        db,
         deliver,
         this.logger,
       );
@@ -137,77 +130,34 @@ class RedisTransport implements Transport {
   }
 }
 
-/** LISTEN on a connection of its own (a pooled one would be handed to other queries). */
+/** PostgreSQL LISTEN/NOTIFY (the data layer's PostgresNotifications), one channel per topic. */
 class PostgresTransport implements Transport {
   readonly name = 'postgres';
-  private client?: pg.Client;
-  private reconnect?: NodeJS.Timeout;
-  private stopped = false;
-  private reportedLoss = false;
-  private connectedBefore = false;
+  private readonly notifications: PostgresNotifications;
 
-  constructor(
-    private readonly url: string,
-    private readonly dataSource: DataSource,
-    private readonly deliver: Deliver,
-    private readonly logger: Logger,
-  ) {}
+  constructor(url: string, db: Database, deliver: Deliver, logger: Logger) {
+    this.notifications = new PostgresNotifications(
+      url,
+      db,
+      TOPICS.map(channel),
+      (name, payload) => {
+        const topic = TOPICS.find((t) => channel(t) === name);
+        if (topic) deliver(topic, payload);
+      },
+      logger,
+    );
+  }
 
   start() {
-    void this.connect();
+    this.notifications.start();
   }
 
-  async publish(topic: ClusterTopic, message: string) {
-    await this.dataSource.query('SELECT pg_notify($1, $2)', [channel(topic), message]);
+  publish(topic: ClusterTopic, message: string) {
+    return this.notifications.notify(channel(topic), message);
   }
 
-  async stop() {
-    this.stopped = true;
-    clearTimeout(this.reconnect);
-    await this.client?.end().catch(() => undefined);
-  }
-
-  private async connect() {
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3000 });
-    this.client = client;
-    client.on('notification', ({ channel: name, payload }) => {
-      const topic = TOPICS.find((t) => channel(t) === name);
-      if (topic) this.deliver(topic, payload ?? '');
-    });
-    client.on('error', () => this.lost(client));
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-      for (const topic of TOPICS) await client.query(`LISTEN ${channel(topic)}`);
-    } catch (error) {
-      this.lost(client, error as Error);
-      return;
-    }
-    if (this.stopped) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    // Not after the first connection: listeners load their state at start (a change between that
-    // load and this LISTEN is repaired by their periodic refresh).
-    if (this.connectedBefore) TOPICS.forEach((topic) => this.deliver(topic, null));
-    this.connectedBefore = true;
-    if (this.reportedLoss) this.logger.log('listening for cluster messages again');
-    this.reportedLoss = false;
-  }
-
-  private lost(client: pg.Client, error?: Error) {
-    if (this.stopped || client !== this.client) return;
-    this.client = undefined;
-    client.end().catch(() => undefined);
-    if (!this.reportedLoss) {
-      this.reportedLoss = true;
-      this.logger.warn(
-        `lost the connection that listens for cluster messages${error ? ` (${error.message})` : ''}; retrying every second, periodic refresh meanwhile`,
-      );
-    }
-    this.reconnect = setTimeout(() => {
-      if (!this.stopped) void this.connect();
-    }, RECONNECT_MS);
+  stop() {
+    return this.notifications.stop();
   }
 }
 

@@ -173,6 +173,16 @@ export class Database implements OnModuleDestroy {
     return this.groups.submit(work) as Promise<T>;
   }
 
+  /**
+   * Connections in use, for the metrics: PostgreSQL's pool (total, idle, clients waiting for
+   * one); SQLite's one writer.
+   */
+  connections(): { total: number; idle: number; waiting: number } {
+    const pool = postgresPoolOf(this.dataSource);
+    if (!pool) return { total: this.dataSource.isInitialized ? 1 : 0, idle: 0, waiting: 0 };
+    return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+  }
+
   /** False unless SQLite writes have found the file locked by another process past the bound. */
   writesBlocked(): boolean {
     return this.sqlite?.writesBlocked() ?? false;

@@ -1,16 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { DataSource } from 'typeorm';
+import { Database } from '../database/database.js';
 
 /** Latency buckets (seconds): a cached read takes well under a millisecond, a password grant ~50 ms. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
-/** The pieces of a pg Pool the pool gauge reads (TypeORM's PostgreSQL driver keeps it as `master`). */
-interface PoolCounts {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-}
 
 /**
  * Every metric of README "Metrics", in one registry per application. Labels are bounded: a route
@@ -61,21 +54,17 @@ export class Metrics {
   /** One child per method, route and status, found with one Map lookup per request. */
   private readonly perRoute = new Map<string, { count: Counter; seconds: Histogram }>();
 
-  constructor(dataSource: DataSource) {
+  constructor(db: Database) {
     new Gauge({
       name: 'db_pool_connections',
       help: 'Database connections by state (PostgreSQL pool: total, idle, waiting clients; SQLite: one).',
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
-        const pool = (dataSource.driver as { master?: Partial<PoolCounts> }).master;
-        if (typeof pool?.totalCount === 'number') {
-          this.set({ state: 'total' }, pool.totalCount);
-          this.set({ state: 'idle' }, pool.idleCount ?? 0);
-          this.set({ state: 'waiting' }, pool.waitingCount ?? 0);
-        } else {
-          this.set({ state: 'total' }, dataSource.isInitialized ? 1 : 0);
-        }
+        const { total, idle, waiting } = db.connections();
+        this.set({ state: 'total' }, total);
+        this.set({ state: 'idle' }, idle);
+        this.set({ state: 'waiting' }, waiting);
       },
     });
   }

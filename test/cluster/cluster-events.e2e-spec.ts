@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../../ormconfig.js';
+import { Database } from '../../src/database/database.js';
 import { ClusterEvents } from '../../src/cluster/cluster-events.js';
 import { RedisConnection } from '../../src/cluster/redis-connection.js';
 import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';
@@ -30,11 +31,8 @@ import { createTestDatabase, TestDatabase, usingPostgres } from '../support/data
         const source = new DataSource(buildDataSourceOptions({ url: database.url }));
         await source.initialize();
         sources.push(source);
-        const bus = new ClusterEvents(
-          config as never,
-          new RedisConnection(config as never),
-          source,
-        );
+        const db = await Database.open(source, { lockTimeoutMs: 5000 });
+        const bus = new ClusterEvents(config as never, new RedisConnection(config as never), db);
         bus.subscribe('token-state', (message) => void received[i].push(message));
         events.push(bus);
       }
