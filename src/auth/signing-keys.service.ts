@@ -134,19 +134,11 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
   /** `keys:rotate`: a new key signs from now on; the previous one keeps verifying. */
   async rotate(): Promise<{ kid: string; previous_kid: string | null }> {
     this.refuseWhenConfigured();
-    const { privateKey } = generateKeyPairSync('ed25519');
-    const m = await material(privateKey);
-    const previous = await this.keys.replaceSigningKey({
-      kid: m.kid,
-      alg: m.signer.alg,
-      privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-      slot: SIGNING_SLOT,
-      createdAt: Date.now(),
-      retiredAt: null,
-    });
+    const key = await newSigningKey();
+    const previous = await this.keys.replaceSigningKey(key);
     await this.refresh();
     await this.announceChange();
-    return { kid: m.kid, previous_kid: previous };
+    return { kid: key.kid, previous_kid: previous };
   }
 
   /** `keys:retire --kid`: the key's tokens are refused from now on, and it leaves the JWKS. */
@@ -254,17 +246,22 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
    * `signing` slot (unique), the database keeps the first, and everyone then reads that one.
    */
   private async generate() {
-    const { privateKey } = generateKeyPairSync('ed25519');
-    const m = await material(privateKey);
-    await this.keys.insertUnlessSlotTaken({
-      kid: m.kid,
-      alg: m.signer.alg,
-      privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-      slot: SIGNING_SLOT,
-      createdAt: Date.now(),
-      retiredAt: null,
-    });
+    await this.keys.insertUnlessSlotTaken(await newSigningKey());
   }
+}
+
+/** A fresh Ed25519 key, as the row that makes it the signing key. */
+async function newSigningKey(): Promise<SigningKey> {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const m = await material(privateKey);
+  return {
+    kid: m.kid,
+    alg: m.signer.alg,
+    privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    slot: SIGNING_SLOT,
+    createdAt: Date.now(),
+    retiredAt: null,
+  };
 }
 
 function parseConfiguredKey(pem: string): KeyObject {
