@@ -3,7 +3,6 @@ import type { EntityManager } from 'typeorm';
 import { Database } from '../database/database.js';
 import type { Work } from '../database/statement.js';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import { In } from 'typeorm';
 import type { Row } from '../database/statement.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
@@ -35,7 +34,7 @@ export class WebhookEventsRepository {
   /**
    * One client's events, newest stored first (by `seq`). The exact total and the page's place
    * come from the block counts the database keeps (pagination/positions.ts), read in one
-   * snapshot with the page's ids.
+   * snapshot with the page's rows.
    */
   async page(
     clientId: string,
@@ -48,7 +47,8 @@ export class WebhookEventsRepository {
       event: filters.event ?? null,
       status: filters.status ?? null,
     };
-    const { ids, total } = await db.read(function* (): Work<{ ids: string[]; total: number }> {
+    const columns = db.columnsOf(WebhookEvent);
+    const { rows, total } = await db.read(function* (): Work<{ rows: Row[]; total: number }> {
       const blocks = yield db.sql(
         `SELECT block, SUM(rows) AS rows FROM (
            SELECT block, rows FROM webhook_event_blocks WHERE ${MATCHES}
@@ -58,9 +58,9 @@ export class WebhookEventsRepository {
         filter,
       );
       const { total, start } = locate(toBlockCounts(blocks.rows), request.offset, request.limit);
-      if (!start) return { ids: [], total };
+      if (!start) return { rows: [], total };
       const page = yield db.sql(
-        `SELECT id FROM webhook_events WHERE ${MATCHES} AND seq < :before AND seq >= :from
+        `SELECT ${columns} FROM webhook_events WHERE ${MATCHES} AND seq < :before AND seq >= :from
          ORDER BY seq DESC LIMIT :limit OFFSET :skip`,
         {
           ...filter,
@@ -70,14 +70,9 @@ export class WebhookEventsRepository {
           skip: start.skip,
         },
       );
-      return { ids: page.rows.map((row: Row) => String(row.id)), total };
+      return { rows: page.rows, total };
     });
-    if (ids.length === 0) return new Page([], total, request);
-    const rows = await db.dataSource.getRepository(WebhookEvent).findBy({ id: In(ids) });
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    // A row pruned between the two reads is left out rather than failing the page.
-    const items = ids.flatMap((id) => byId.get(id) ?? []);
-    return new Page(items, total, request);
+    return new Page(db.hydrate(WebhookEvent, rows), total, request);
   }
 
   /** The event with this id; with `clientId`, only if that client sent it (the CLI sees all). */
