@@ -1,11 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type {
-  DataSource,
-  EntityManager,
-  EntityTarget,
-  ObjectLiteral,
-  QueryRunner,
-} from 'typeorm';
+import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
 import { SqliteConnections } from './sqlite-connections.js';
 import {
   type Row,
