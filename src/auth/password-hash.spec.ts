@@ -1,4 +1,10 @@
-import { hashPassword, verifyPassword } from './password-hash.js';
+import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { hashPassword, stopPasswordThreads, verifyPassword } from './password-hash.js';
+
+/** The process's threads, as Linux counts them (a hashing thread is one). */
+const threads = () =>
+  Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
 
 describe('password hashing (scrypt)', () => {
   it('stores a salted, self-describing scrypt hash that verifies only the password', async () => {
@@ -39,5 +45,17 @@ describe('password hashing (scrypt)', () => {
     // N must be a power of two: scrypt refuses, the caller gets the error (a 500 at the grant).
     await expect(verifyPassword('x', 'scrypt$3$8$1$c2FsdHNhbHQ$a2V5')).rejects.toThrow(/scrypt/i);
     await expect(verifyPassword('again', await hashPassword('again'))).resolves.toBe(true);
+  });
+
+  it('ends its threads on stop (the process exits without waiting for them), and hashes again after', async () => {
+    await stopPasswordThreads();
+    await stat('.'); // libuv's own thread pool, started by the first asynchronous call
+    const before = threads();
+    await hashPassword('warm');
+    expect(threads()).toBeGreaterThan(before);
+    await stopPasswordThreads();
+    expect(threads()).toBe(before);
+    await expect(verifyPassword('again', await hashPassword('again'))).resolves.toBe(true);
+    await stopPasswordThreads();
   });
 });

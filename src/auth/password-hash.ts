@@ -6,6 +6,8 @@ import { Worker } from 'node:worker_threads';
 const COST = { N: 16384, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 const MAX_MEMORY = 64 * 1024 * 1024;
+/** A thread idle this long ends (its 16 MiB block with it); the next hash starts a new one. */
+const IDLE_MS = 5000;
 
 /**
  * scrypt runs on dedicated worker threads, one hash at a time each, (cores − 1) of them: never on
@@ -39,6 +41,7 @@ class ScryptThreads {
   private readonly queue: Job[] = [];
   private readonly running = new Map<Worker, Job>();
   private readonly live = new Set<Worker>();
+  private readonly retiring = new Map<Worker, NodeJS.Timeout>();
 
   constructor(private readonly size: number) {}
 
@@ -54,6 +57,8 @@ class ScryptThreads {
       const worker = this.idle.pop() ?? (this.live.size < this.size ? this.spawn() : undefined);
       if (!worker) return;
       const job = this.queue.shift()!;
+      clearTimeout(this.retiring.get(worker));
+      this.retiring.delete(worker);
       this.running.set(worker, job);
       // Referenced only while it works, so that an idle worker never keeps the process alive.
       worker.ref();
@@ -74,6 +79,7 @@ class ScryptThreads {
       this.running.delete(worker);
       worker.unref();
       this.idle.push(worker);
+      this.retiring.set(worker, setTimeout(() => void this.end(worker), IDLE_MS).unref());
       if (message.error !== undefined) job?.reject(new Error(message.error));
       else job?.resolve(Buffer.from(message.key!));
       this.pump();
@@ -83,9 +89,31 @@ class ScryptThreads {
     return worker;
   }
 
+  /**
+   * Ends every thread (on shutdown; a later hash starts new ones). Each thread is a thread of
+   * the process until it ends, and a process waits for all of them before it exits.
+   */
+  async close(): Promise<void> {
+    await Promise.all([...this.live].map((worker) => this.end(worker)));
+  }
+
+  private async end(worker: Worker) {
+    clearTimeout(this.retiring.get(worker));
+    this.retiring.delete(worker);
+    if (!this.live.delete(worker)) return;
+    const at = this.idle.indexOf(worker);
+    if (at >= 0) this.idle.splice(at, 1);
+    const job = this.running.get(worker);
+    this.running.delete(worker);
+    job?.reject(new Error('scrypt worker stopped'));
+    await worker.terminate();
+  }
+
   /** A worker that died fails its job; a new one is started for the next. */
   private lose(worker: Worker, error: Error) {
     if (!this.live.delete(worker)) return; // 'error' is followed by 'exit': handled once
+    clearTimeout(this.retiring.get(worker));
+    this.retiring.delete(worker);
     const job = this.running.get(worker);
     this.running.delete(worker);
     const at = this.idle.indexOf(worker);
@@ -99,6 +127,11 @@ const threads = new ScryptThreads(Math.max(1, availableParallelism() - 1));
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return threads.derive(password, salt, options);
+}
+
+/** Ends the hashing threads (application shutdown); hashing later starts new ones. */
+export function stopPasswordThreads(): Promise<void> {
+  return threads.close();
 }
 
 /** `scrypt$N$r$p$<salt>$<key>`: the parameters travel with the hash so the cost can be raised. */

@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { InvalidGrantException, UsernameTakenException } from './oauth.exceptions.js';
-import { hashPassword, verifyPassword } from './password-hash.js';
+import { hashPassword, stopPasswordThreads, verifyPassword } from './password-hash.js';
 import { ThrottlingService } from './throttling.service.js';
 import { User } from './user.entity.js';
 import { UsersRepository } from './users.repository.js';
@@ -20,11 +20,16 @@ export function isPlausibleUsername(username: string): boolean {
 
 /** Resource owners of the password grant. */
 @Injectable()
-export class UsersService {
+export class UsersService implements OnApplicationShutdown {
   constructor(
     private readonly users: UsersRepository,
     private readonly throttling: ThrottlingService,
   ) {}
+
+  /** The hashing threads end with the application (a process waits for its threads to end). */
+  onApplicationShutdown(): Promise<void> {
+    return stopPasswordThreads();
+  }
 
   async create(username: string, password: string): Promise<{ id: number; username: string }> {
     if (await this.users.existsByUsername(username)) throw new UsernameTakenException();

@@ -53,9 +53,43 @@ export function locate(blocks: BlockCount[], offset: number, limit = 1): PageSta
   return { total: before, start };
 }
 
-/** Block counts as the databases return them (bigint sums come back as strings on PostgreSQL). */
-export function toBlockCounts(rows: Record<string, unknown>[]): BlockCount[] {
-  return rows.map((row) => ({ block: Number(row.block), rows: Number(row.rows) }));
+/**
+ * The statement that places a page, so that only one or two rows come back whatever the list's
+ * length: `counts` is a `SELECT block, rows …` giving each block's matching rows (one row per
+ * block); the database sums them in list order (`order` of the blocks) and returns the blocks
+ * the page at :pageStart (its offset) up to :pageEnd overlaps, each with the matching rows before
+ * it and the list's total, and the first block for the total alone. Read it with place().
+ */
+export function placingSql(counts: string, order: 'ASC' | 'DESC'): string {
+  return `SELECT block, rows, before, total FROM (
+      SELECT block, rows,
+        SUM(rows) OVER (ORDER BY block ${order} ROWS UNBOUNDED PRECEDING) - rows AS before,
+        SUM(rows) OVER () AS total,
+        ROW_NUMBER() OVER (ORDER BY block ${order}) AS n
+      FROM (${counts}) counts
+    ) placed
+    WHERE n = 1 OR (rows > 0 AND before < :pageEnd AND before + rows > :pageStart)
+    ORDER BY block ${order}`;
+}
+
+/** The parameters of placingSql() for a page. */
+export function placing(request: PageRequest): { pageStart: number; pageEnd: number } {
+  return { pageStart: request.offset, pageEnd: request.offset + request.limit };
+}
+
+/** locate() on the rows of placingSql(): the same answer from the one or two blocks it returns. */
+export function place(rows: Row[], offset: number, limit: number): PageStart {
+  if (rows.length === 0) return { total: 0, start: undefined };
+  let start: PageStart['start'];
+  for (const row of rows) {
+    const block = Number(row.block);
+    const count = Number(row.rows);
+    const before = Number(row.before);
+    if (count === 0 || before >= offset + limit || before + count <= offset) continue;
+    if (start === undefined) start = { block, skip: offset - before, lastBlock: block };
+    else start.lastBlock = block;
+  }
+  return { total: Number(rows[0].total), start };
 }
 
 /** The first key of `block`: an ascending list reads from here on. */
@@ -77,8 +111,11 @@ export function pageByBlocks(
   key = 'id',
 ): Promise<{ rows: Row[]; total: number }> {
   return db.read(function* (): Work<{ rows: Row[]; total: number }> {
-    const blocks = yield db.sql(`SELECT block, rows FROM ${table}_blocks ORDER BY block`);
-    const { total, start } = locate(toBlockCounts(blocks.rows), request.offset, request.limit);
+    const placed = yield db.sql(
+      placingSql(`SELECT block, rows FROM ${table}_blocks`, 'ASC'),
+      placing(request),
+    );
+    const { total, start } = place(placed.rows, request.offset, request.limit);
     if (!start) return { rows: [], total };
     const page = yield db.sql(
       `${select} WHERE ${key} >= :from AND ${key} < :until ORDER BY ${key} LIMIT :limit OFFSET :skip`,
