@@ -41,6 +41,7 @@ export class Database implements OnModuleDestroy {
   private readonly templates: StatementTemplates;
   private readonly writes: TurnBatcher<Statement, StatementResult>;
   private readonly groups: TurnBatcher<ManagerWork, unknown>;
+  private readonly postgresGroups: TurnBatcher<ManagerWork, unknown>;
 
   private constructor(
     readonly dataSource: DataSource,
@@ -50,6 +51,9 @@ export class Database implements OnModuleDestroy {
     this.templates = new StatementTemplates(dataSource);
     this.writes = new TurnBatcher(Infinity, (statements) => this.commitTogether(statements));
     this.groups = new TurnBatcher(MAX_GROUP_SIZE, (works) => this.transactTogether(works));
+    this.postgresGroups = new TurnBatcher(MAX_GROUP_SIZE, (works) =>
+      this.transactTogetherOnPostgres(works),
+    );
   }
 
   /** Wraps an initialised (migrated) DataSource; on SQLite opens the reader beside it. */
@@ -189,16 +193,20 @@ export class Database implements OnModuleDestroy {
   }
 
   /**
-   * transaction(), for hot paths whose work is one small unit (a webhook delivery): on SQLite the
-   * works started in the same turn of the event loop share one transaction and so one commit.
-   * Each work runs in a savepoint of its own, one after the other: one that throws is undone alone
-   * and only its caller gets the error. Every caller is answered after the shared commit; if
-   * SQLite abandons the transaction or the commit fails, every caller of the group gets the error
-   * and nothing of the group is kept. On PostgreSQL, transaction() as it is: sharing transactions
-   * there was measured and did not pay (BENCHMARKS.md).
+   * transaction(), for hot paths whose work is one small unit (a webhook delivery): the works
+   * started in the same turn of the event loop share one transaction and so one commit (and, on
+   * PostgreSQL, one BEGIN/COMMIT round trip pair and one pooled connection instead of one each).
+   * Only the caller whose work throws gets the error:
+   * - SQLite: each work runs in a savepoint of its own, one after the other; one that throws is
+   *   undone alone. If SQLite abandons the transaction or the commit fails, every caller of the
+   *   group gets the error and nothing of the group is kept.
+   * - PostgreSQL: the works run one after the other without savepoints (a SAVEPOINT/RELEASE pair
+   *   would cost the round trips the group saves). If one throws, the whole group is rolled back
+   *   and each work runs again in a transaction of its own, so a work may run twice; only the
+   *   run that commits counts. A failed commit fails every caller of the group.
    */
   groupedTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (!this.sqlite) return this.dataSource.transaction(work);
+    if (!this.sqlite) return this.postgresGroups.submit(work) as Promise<T>;
     return this.groups.submit(work) as Promise<T>;
   }
 
@@ -250,6 +258,30 @@ export class Database implements OnModuleDestroy {
     });
   }
 
+  private async transactTogetherOnPostgres(works: ManagerWork[]): Promise<Outcome<unknown>[]> {
+    if (works.length === 1) return [await outcomeOf(this.dataSource.transaction(works[0]))];
+    let workFailed = false;
+    try {
+      const values = await this.dataSource.transaction(async (manager) => {
+        const results: unknown[] = [];
+        for (const each of works) {
+          try {
+            results.push(await each(manager));
+          } catch (error) {
+            workFailed = true;
+            throw error;
+          }
+        }
+        return results;
+      });
+      return values.map((value) => ({ value }));
+    } catch (error) {
+      if (!workFailed) throw error;
+      // Rolled back: each work again on its own, so that only the failing one fails.
+      return Promise.all(works.map((each) => outcomeOf(this.dataSource.transaction(each))));
+    }
+  }
+
   private async onPostgresRunner<T>(
     isolation: 'REPEATABLE READ' | undefined,
     work: () => Work<T>,
@@ -269,6 +301,13 @@ export class Database implements OnModuleDestroy {
       await runner.release();
     }
   }
+}
+
+function outcomeOf<T>(promise: Promise<T>): Promise<Outcome<T>> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
 }
 
 function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {

@@ -9,8 +9,8 @@ interface Pending<I, T> {
 /**
  * Batching by turn of the event loop: items submitted in the same turn (concurrent requests) go
  * to `run` together, once, after that turn (up to `maxSize` a batch). Each caller gets its own
- * item's outcome; if `run` throws, every caller of the batch gets that error. Used for SQLite's
- * shared commits (Database.execute() and groupedTransaction()).
+ * item's outcome; if `run` throws, every caller of the batch gets that error. Used for shared
+ * commits (Database.execute() on SQLite, groupedTransaction() on both databases).
  */
 export class TurnBatcher<I, T> {
   private pending?: Pending<I, T>;
