@@ -69,9 +69,11 @@ export class ClientsService {
   async authenticate(credentials: ClientCredentials, address: string): Promise<OAuthClient> {
     const { clientId, clientSecret, usedBasic } = credentials;
     const failures = this.throttling.clientFailuresFrom(clientId, address);
-    await failures.refuseIfExhausted();
-
-    const client = PLAUSIBLE_ID.test(clientId) ? await this.clients.findById(clientId) : null;
+    // The counter (a Redis round trip when shared) and the client are read at the same time.
+    const [, client] = await Promise.all([
+      failures.refuseIfExhausted(),
+      PLAUSIBLE_ID.test(clientId) ? this.clients.findById(clientId) : null,
+    ]);
     const secretMatches = verifyClientSecret(clientSecret, client?.secretHash);
     if (!client || !secretMatches || client.disabled) {
       await failures.record();
