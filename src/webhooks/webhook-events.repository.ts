@@ -103,7 +103,15 @@ export class WebhookEventsRepository {
    * DO NOTHING"): true when it went in.
    */
   insertUnlessDuplicate(manager: EntityManager, row: WebhookEvent): Promise<boolean> {
-    return insertUnlessConflict(manager, WebhookEvent, row);
+    // The insertion number is taken in the insert itself: the triggers that would otherwise
+    // number the row (a second write of the row on SQLite) are skipped; only the count runs.
+    return insertUnlessConflict(manager, WebhookEvent, row, {
+      column: 'seq',
+      sql:
+        this.db.dialect === 'postgres'
+          ? "nextval('webhook_events_seq')"
+          : '(SELECT IFNULL(MAX(seq), 0) + 1 FROM webhook_events)',
+    });
   }
 
   /** The event this client stored under this event name and dedupe key (in `manager`'s transaction). */
