@@ -6,7 +6,7 @@ import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
 import type { Row } from '../database/statement.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
-import { blockEnd, blockStart, place, placing, placingSql } from '../pagination/positions.js';
+import { blockEnd, blockStart, placePage, placingStatement } from '../pagination/positions.js';
 import { WebhookEvent, type WebhookStatus } from './webhook-event.entity.js';
 
 /**
@@ -49,18 +49,18 @@ export class WebhookEventsRepository {
     };
     const columns = db.columnsOf(WebhookEvent);
     const { rows, total } = await db.read(function* (): Work<{ rows: Row[]; total: number }> {
-      const placed = yield db.sql(
-        placingSql(
-          `SELECT block, SUM(rows) AS rows FROM (
-             SELECT block, rows FROM webhook_event_blocks WHERE ${MATCHES}
-             UNION ALL
-             SELECT block, rows FROM webhook_event_block_changes WHERE ${MATCHES}
-           ) counted GROUP BY block`,
-          'DESC',
-        ),
-        { ...filter, ...placing(request) },
+      const placed = yield placingStatement(
+        db,
+        `SELECT block, SUM(rows) AS rows FROM (
+           SELECT block, rows FROM webhook_event_blocks WHERE ${MATCHES}
+           UNION ALL
+           SELECT block, rows FROM webhook_event_block_changes WHERE ${MATCHES}
+         ) counted GROUP BY block`,
+        'DESC',
+        filter,
+        request,
       );
-      const { total, start } = place(placed.rows, request.offset, request.limit);
+      const { total, start } = placePage(db, placed.rows, request);
       if (!start) return { rows: [], total };
       const page = yield db.sql(
         `SELECT ${columns} FROM webhook_events WHERE ${MATCHES} AND seq < :before AND seq >= :from

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Environment } from '../config/environment.js';
 import { Database } from '../database/database.js';
 
@@ -8,6 +8,12 @@ import { Database } from '../database/database.js';
 export const FAILED_RETENTION_DAYS = 90;
 /** Events looked at per batch: each batch is one short DELETE (one short write lock on SQLite). */
 const PRUNE_BATCH = 1000;
+/**
+ * After each batch the prune waits this many times as long as the batch took, so that it takes
+ * at most a quarter of the database's write time (SQLite's one write lock; PostgreSQL's CPU on a
+ * small machine) and intake keeps the rest. A prune of a million rows takes about a minute.
+ */
+const PAUSE_PER_BATCH_TIME = 3;
 /** How often the background pruning runs. */
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -24,7 +30,8 @@ export interface PruneResult {
  * every PRUNE_INTERVAL_MS and on `webhooks:prune`.
  *
  * Deletes in small batches found by the (status, last_attempt_at) index, each batch its own
- * statement, yielding to the event loop between them, so intake never waits long. The counts
+ * statement, with a pause after each (PAUSE_PER_BATCH_TIME), so intake never waits long, from
+ * this process or another (`webhooks:prune` runs in the CLI's). The counts
  * behind paged totals follow the deletes in their own statement's trigger.
  */
 @Injectable()
@@ -32,6 +39,8 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger(WebhookRetention.name);
   private timer?: NodeJS.Timeout;
   private pruning?: Promise<unknown>;
+  /** Aborted on shutdown: a prune in its pause stops there (the rows go at the next run). */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly db: Database,
@@ -49,6 +58,7 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationShutdown() {
     clearInterval(this.timer);
+    this.stopping.abort();
     await this.pruning;
   }
 
@@ -76,10 +86,12 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
     );
     let deleted = 0;
     for (;;) {
+      const started = performance.now();
       const { affected } = await this.db.execute(statement);
       deleted += affected;
-      if (affected < PRUNE_BATCH) return deleted;
-      await nextTurn();
+      if (affected < PRUNE_BATCH || this.stopping.signal.aborted) return deleted;
+      const pause = (performance.now() - started) * PAUSE_PER_BATCH_TIME;
+      await sleep(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
     }
   }
 }
