@@ -57,6 +57,9 @@ export class WebhookSeeder {
         }
       };
       await Promise.all(Array.from({ length: POSTGRES_CONNECTIONS }, worker));
+      // Fresh statistics for the planner: with the ones from before a bulk insert, the pruning
+      // query bitmap-scanned every old row of the table for each batch of 1,000 (470 ms a batch).
+      await db.execute(db.sql('ANALYZE webhook_events'));
       return { created: count };
     }
     for (let done = 0; done < count; done += ROWS_PER_STATEMENT) {
