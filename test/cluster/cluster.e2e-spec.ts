@@ -99,6 +99,24 @@ const CASE_TIMEOUT_MS = 120000;
       expect(res.status).toBe(200);
       return `Bearer ${res.body.access_token as string}`;
     };
+    /** Asserts that every instance accepts the token (and so has verified and cached it). */
+    const acceptedEverywhere = async (authorization: string) => {
+      for (const instance of instances) {
+        expect(
+          (await call(instance, 'GET', '/v2/customers', { headers: { authorization } })).status,
+        ).toBe(200);
+      }
+    };
+    /** Runs `work` on a connection of its own to the cluster's database. */
+    const withDatabase = async <T>(work: (db: pg.Client) => Promise<T>): Promise<T> => {
+      const db = new pg.Client({ connectionString: database.url });
+      await db.connect();
+      try {
+        return await work(db);
+      } finally {
+        await db.end();
+      }
+    };
     /** Polls until every instance refuses the token; how long that took after `since`. */
     const refusedEverywhereAfter = async (authorization: string, since: number) => {
       for (const instance of instances) {
@@ -179,11 +197,7 @@ const CASE_TIMEOUT_MS = 120000;
         const client = await newClient();
         const authorization = await token(client);
         // Verified, and cached, everywhere first.
-        for (const instance of instances) {
-          expect(
-            (await call(instance, 'GET', '/v2/customers', { headers: { authorization } })).status,
-          ).toBe(200);
-        }
+        await acceptedEverywhere(authorization);
         const revoked = await call(instances[0], 'POST', '/oauth/revoke', {
           body: {
             token: authorization.slice(7),
@@ -204,11 +218,7 @@ const CASE_TIMEOUT_MS = 120000;
       async () => {
         const client = await newClient();
         const authorization = await token(client);
-        for (const instance of instances) {
-          expect(
-            (await call(instance, 'GET', '/v2/customers', { headers: { authorization } })).status,
-          ).toBe(200);
-        }
+        await acceptedEverywhere(authorization);
         await cli('clients:disable', '--client-id', client.id);
         expect(await refusedEverywhereAfter(authorization, Date.now())).toBeLessThan(
           REFUSED_WITHIN_MS,
@@ -237,9 +247,7 @@ const CASE_TIMEOUT_MS = 120000;
         );
         expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
         expect(new Set(responses.map((r) => r.body.data.id as string)).size).toBe(1);
-        const db = new pg.Client({ connectionString: database.url });
-        await db.connect();
-        try {
+        await withDatabase(async (db) => {
           const events = await db.query(
             'SELECT id FROM webhook_events WHERE client_id = $1 AND dedupe_key = $2',
             [client.id, `sender:${webhookId}`],
@@ -250,9 +258,7 @@ const CASE_TIMEOUT_MS = 120000;
             [client.id],
           );
           expect(attempts.rows).toEqual([{ n: 1 }]);
-        } finally {
-          await db.end();
-        }
+        });
       },
       CASE_TIMEOUT_MS,
     );
@@ -301,9 +307,7 @@ const CASE_TIMEOUT_MS = 120000;
         });
         expect(listed.body.data.map((e: { id: string }) => e.id)).toEqual([fromA.body.data.id]);
 
-        const db = new pg.Client({ connectionString: database.url });
-        await db.connect();
-        try {
+        await withDatabase(async (db) => {
           const attempts = await db.query(
             'SELECT client_id, user_id::int FROM completed_attempts WHERE attempt_id = $1 ORDER BY user_id',
             [attemptId],
@@ -312,9 +316,7 @@ const CASE_TIMEOUT_MS = 120000;
             { client_id: a.id, user_id: 1 },
             { client_id: b.id, user_id: 2 },
           ]);
-        } finally {
-          await db.end();
-        }
+        });
       },
       CASE_TIMEOUT_MS,
     );
