@@ -98,27 +98,27 @@ class ScryptThreads {
   }
 
   private async end(worker: Worker) {
+    if (!this.live.has(worker)) return;
+    this.forget(worker)?.reject(new Error('scrypt worker stopped'));
+    await worker.terminate();
+  }
+
+  /** Drops a worker from the pool; its job, if it had one. */
+  private forget(worker: Worker): Job | undefined {
     clearTimeout(this.retiring.get(worker));
     this.retiring.delete(worker);
-    if (!this.live.delete(worker)) return;
+    this.live.delete(worker);
     const at = this.idle.indexOf(worker);
     if (at >= 0) this.idle.splice(at, 1);
     const job = this.running.get(worker);
     this.running.delete(worker);
-    job?.reject(new Error('scrypt worker stopped'));
-    await worker.terminate();
+    return job;
   }
 
   /** A worker that died fails its job; a new one is started for the next. */
   private lose(worker: Worker, error: Error) {
-    if (!this.live.delete(worker)) return; // 'error' is followed by 'exit': handled once
-    clearTimeout(this.retiring.get(worker));
-    this.retiring.delete(worker);
-    const job = this.running.get(worker);
-    this.running.delete(worker);
-    const at = this.idle.indexOf(worker);
-    if (at >= 0) this.idle.splice(at, 1);
-    job?.reject(error);
+    if (!this.live.has(worker)) return; // 'error' is followed by 'exit': handled once
+    this.forget(worker)?.reject(error);
     this.pump();
   }
 }

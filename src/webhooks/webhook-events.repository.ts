@@ -29,7 +29,18 @@ export interface WebhookEventFilters {
  */
 @Injectable()
 export class WebhookEventsRepository {
-  constructor(private readonly db: Database) {}
+  /** The insertion number, as an expression of the insert itself (one writer on SQLite). */
+  private readonly nextSeq: { column: string; sql: string };
+
+  constructor(private readonly db: Database) {
+    this.nextSeq = {
+      column: 'seq',
+      sql:
+        db.dialect === 'postgres'
+          ? "nextval('webhook_events_seq')"
+          : '(SELECT IFNULL(MAX(seq), 0) + 1 FROM webhook_events)',
+    };
+  }
 
   /**
    * One client's events, newest stored first (by `seq`). The exact total and the page's place
@@ -105,13 +116,7 @@ export class WebhookEventsRepository {
   insertUnlessDuplicate(manager: EntityManager, row: WebhookEvent): Promise<boolean> {
     // The insertion number is taken in the insert itself: the triggers that would otherwise
     // number the row (a second write of the row on SQLite) are skipped; only the count runs.
-    return insertUnlessConflict(manager, WebhookEvent, row, {
-      column: 'seq',
-      sql:
-        this.db.dialect === 'postgres'
-          ? "nextval('webhook_events_seq')"
-          : '(SELECT IFNULL(MAX(seq), 0) + 1 FROM webhook_events)',
-    });
+    return insertUnlessConflict(manager, WebhookEvent, row, this.nextSeq);
   }
 
   /** The event this client stored under this event name and dedupe key (in `manager`'s transaction). */
