@@ -10,6 +10,7 @@ import { CreateWebhookEvents1763800003000 } from './migrations/1763800003000-Cre
 import { CreateCompletedAttempts1763800003010 } from './migrations/1763800003010-CreateCompletedAttempts.js';
 import { WebhookSenders1763800004500 } from './migrations/1763800004500-WebhookSenders.js';
 import { CreateListPositions1763800006000 } from './migrations/1763800006000-CreateListPositions.js';
+import { AddPositionSuperblocks1763800007000 } from './migrations/1763800007000-AddPositionSuperblocks.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   CountCustomersByTrigger1763800004000,
   WebhookSenders1763800004500,
   CreateListPositions1763800006000,
+  AddPositionSuperblocks1763800007000,
 ];

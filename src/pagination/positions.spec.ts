@@ -1,9 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
+import type { Database } from '../database/database.js';
+import type { PageRequest } from './page-query.dto.js';
 import {
+  BLOCKS_PER_SUPERBLOCK,
   blockEnd,
   blockStart,
   locate,
-  place,
+  placePage,
   POSITION_BLOCK_SIZE,
   type BlockCount,
 } from './positions.js';
@@ -52,36 +55,59 @@ describe('locate', () => {
   });
 });
 
-/** What placingSql() returns for `blocks` (given in list order), computed here row by row. */
-function placedRows(blocks: BlockCount[], offset: number, limit: number) {
-  const total = blocks.reduce((sum, { rows }) => sum + rows, 0);
-  let before = 0;
-  return blocks.flatMap(({ block, rows }, i) => {
-    const row = { block, rows, before, total: String(total) };
-    before += rows;
-    const overlaps = rows > 0 && row.before < offset + limit && row.before + rows > offset;
-    return i === 0 || overlaps ? [row] : [];
-  });
+/**
+ * Drives placePage() over `blocks` (in list order) the way a database would answer its two
+ * statements: superblock sums first, then the sums of the blocks in the range it asks for.
+ */
+function placeOver(blocks: BlockCount[], order: 'ASC' | 'DESC', offset: number, limit: number) {
+  const db = { sql: (sql: string, params: Record<string, unknown>) => ({ sql, params }) };
+  const sums = (rows: BlockCount[]) => {
+    const byBlock = new Map<number, number>();
+    for (const { block, rows: n } of rows) byBlock.set(block, (byBlock.get(block) ?? 0) + n);
+    return [...byBlock].map(([block, n]) => ({ block, rows: String(n) }));
+  };
+  const work = placePage(
+    db as unknown as Database,
+    { superblocks: 'S', blocks: (range) => `B ${range}`, order, parameters: {} },
+    { offset, limit } as PageRequest,
+  );
+  let step = work.next();
+  while (!step.done) {
+    const statement = step.value as unknown as { sql: string; params: Record<string, number> };
+    const rows = statement.sql.includes('(S)')
+      ? sums(blocks.map(({ block, rows: n }) => ({ block: Math.floor(block / SUPER), rows: n })))
+      : sums(
+          blocks.filter(
+            ({ block }) => block >= statement.params.fromBlock && block <= statement.params.toBlock,
+          ),
+        );
+    step = work.next({ rows, affected: 0 });
+  }
+  return step.value;
 }
 
-describe('place', () => {
-  it('gives what locate() gives over every block, from the rows the database returns', () => {
+const SUPER = BLOCKS_PER_SUPERBLOCK;
+
+describe('placePage', () => {
+  it('gives what locate() gives over every block, from superblock sums and one range of blocks', () => {
     for (let seed = 1; seed <= 200; seed++) {
       let state = seed;
       const random = (n: number) => (state = (state * 48271) % 2147483647) % n;
-      const blocks = Array.from({ length: 1 + random(12) }, (_, block) => ({
-        block,
-        rows: random(4) === 0 ? 0 : random(7),
-      }));
-      const total = blocks.reduce((sum, { rows }) => sum + rows, 0);
-      for (let offset = 0; offset <= total + 1; offset++) {
-        for (const limit of [1, 2, 5]) {
-          expect(place(placedRows(blocks, offset, limit), offset, limit)).toEqual(
-            locate(blocks, offset, limit),
-          );
+      // Blocks spread over a few superblocks, some empty, with long gaps.
+      const ascending: BlockCount[] = [];
+      for (let block = 0; ascending.length < 1 + random(12); block += 1 + random(SUPER)) {
+        ascending.push({ block, rows: random(4) === 0 ? 0 : random(7) });
+      }
+      const total = ascending.reduce((sum, { rows }) => sum + rows, 0);
+      for (const order of ['ASC', 'DESC'] as const) {
+        const blocks = order === 'ASC' ? ascending : [...ascending].reverse();
+        for (let offset = 0; offset <= total + 1; offset++) {
+          for (const limit of [1, 2, 5]) {
+            expect(placeOver(blocks, order, offset, limit)).toEqual(locate(blocks, offset, limit));
+          }
         }
       }
     }
-    expect(place([], 0, 20)).toEqual({ total: 0, start: undefined });
+    expect(placeOver([], 'DESC', 0, 20)).toEqual({ total: 0, start: undefined });
   });
 });

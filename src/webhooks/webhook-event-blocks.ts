@@ -11,8 +11,10 @@ const FOLD_BATCH = 10_000;
  * block row, so that concurrent deliveries never wait on each other's counter lock; this keeps
  * the change table small, so that a list's count stays a sum over few rows.
  *
- * One statement moves a batch: the changes it deletes are the ones it adds, so a reader sees each
- * change exactly once, before or after. SKIP LOCKED lets every instance fold at once.
+ * One statement moves a batch into both levels (blocks and superblocks): the changes it deletes
+ * are the ones it adds, so a reader sees each change exactly once, before or after. SKIP LOCKED
+ * lets every instance fold at once; the count rows are upserted in key order, so two folds
+ * cannot deadlock on them.
  * SQLite's triggers update the blocks directly: nothing to fold there.
  */
 @Injectable()
@@ -49,11 +51,18 @@ export class WebhookEventBlocks implements OnApplicationBootstrap, OnApplication
                SELECT id FROM webhook_event_block_changes ORDER BY id LIMIT :batch
                FOR UPDATE SKIP LOCKED)
              RETURNING client_id, event, status, block, rows),
-           summed AS (
+           blocks AS (
              INSERT INTO webhook_event_blocks (client_id, event, status, block, rows)
-             SELECT client_id, event, status, block, SUM(rows) FROM moved GROUP BY 1, 2, 3, 4
+             SELECT client_id, event, status, block, SUM(rows) FROM moved
+             GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
              ON CONFLICT (client_id, event, status, block)
-             DO UPDATE SET rows = webhook_event_blocks.rows + EXCLUDED.rows)
+             DO UPDATE SET rows = webhook_event_blocks.rows + EXCLUDED.rows),
+           superblocks AS (
+             INSERT INTO webhook_event_superblocks (client_id, event, status, superblock, rows)
+             SELECT client_id, event, status, block / 64, SUM(rows) FROM moved
+             GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+             ON CONFLICT (client_id, event, status, superblock)
+             DO UPDATE SET rows = webhook_event_superblocks.rows + EXCLUDED.rows)
            SELECT COUNT(*) AS moved FROM moved`,
           { batch: FOLD_BATCH },
         ),

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Database } from '../database/database.js';
-import type { Work } from '../database/statement.js';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import type { Row } from '../database/statement.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
-import { blockEnd, blockStart, placePage, placingStatement } from '../pagination/positions.js';
+import { BLOCKS_PER_SUPERBLOCK, readPage } from '../pagination/positions.js';
 import { WebhookEvent, type WebhookStatus } from './webhook-event.entity.js';
 
 /**
@@ -44,8 +42,8 @@ export class WebhookEventsRepository {
 
   /**
    * One client's events, newest stored first (by `seq`). The exact total and the page's place
-   * come from the block counts the database keeps (pagination/positions.ts), read in one
-   * snapshot with the page's rows.
+   * come from the counts the database keeps (pagination/positions.ts) plus the changes not yet
+   * folded into them (WebhookEventBlocks), read in one snapshot with the page's rows.
    */
   async page(
     clientId: string,
@@ -58,34 +56,29 @@ export class WebhookEventsRepository {
       event: filters.event ?? null,
       status: filters.status ?? null,
     };
-    const columns = db.columnsOf(WebhookEvent);
-    const { rows, total } = await db.read(function* (): Work<{ rows: Row[]; total: number }> {
-      const placed = yield placingStatement(
-        db,
-        `SELECT block, SUM(rows) AS rows FROM (
-           SELECT block, rows FROM webhook_event_blocks WHERE ${MATCHES}
-           UNION ALL
-           SELECT block, rows FROM webhook_event_block_changes WHERE ${MATCHES}
-         ) counted GROUP BY block`,
-        'DESC',
-        filter,
-        request,
-      );
-      const { total, start } = placePage(db, placed.rows, request);
-      if (!start) return { rows: [], total };
-      const page = yield db.sql(
-        `SELECT ${columns} FROM webhook_events WHERE ${MATCHES} AND seq < :before AND seq >= :from
-         ORDER BY seq DESC LIMIT :limit OFFSET :skip`,
-        {
-          ...filter,
-          before: blockEnd(start.block),
-          from: blockStart(start.lastBlock),
-          limit: request.limit,
-          skip: start.skip,
-        },
-      );
-      return { rows: page.rows, total };
-    });
+    const { rows, total } = await readPage(
+      db,
+      {
+        table: 'webhook_events',
+        where: MATCHES,
+        columns: db.columnsOf(WebhookEvent),
+        key: 'seq',
+        order: 'DESC',
+        // Counts not folded yet (WebhookEventBlocks) are added to both levels.
+        superblocks: `SELECT superblock AS block, rows FROM webhook_event_superblocks
+            WHERE ${MATCHES}
+          UNION ALL
+          SELECT block / ${BLOCKS_PER_SUPERBLOCK} AS block, rows FROM webhook_event_block_changes
+            WHERE ${MATCHES}`,
+        blocks: (range) => `SELECT block, rows FROM webhook_event_blocks
+            WHERE ${MATCHES} AND block ${range}
+          UNION ALL
+          SELECT block, rows FROM webhook_event_block_changes
+            WHERE ${MATCHES} AND block ${range}`,
+        parameters: filter,
+      },
+      request,
+    );
     return new Page(db.hydrate(WebhookEvent, rows), total, request);
   }
 

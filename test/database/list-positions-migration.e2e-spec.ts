@@ -68,6 +68,22 @@ describe('migration CreateListPositions on existing rows (both databases)', () =
       ]);
       const [{ n }] = await db.query('SELECT SUM(rows) AS n FROM customers_blocks');
       expect(Number(n)).toBe(3);
+      // AddPositionSuperblocks starts the second level from the block counts.
+      const superblocks = await db.query(
+        'SELECT status, superblock, rows FROM webhook_event_superblocks ORDER BY status',
+      );
+      expect(
+        superblocks.map((b: Record<string, unknown>) => [
+          b.status,
+          Number(b.superblock),
+          Number(b.rows),
+        ]),
+      ).toEqual([
+        ['failed', 0, 1],
+        ['processed', 0, 4],
+      ]);
+      const [{ m }] = await db.query('SELECT SUM(rows) AS m FROM customers_superblocks');
+      expect(Number(m)).toBe(3);
       // A new event is numbered after them.
       await db.query(
         `INSERT INTO webhook_events (id, event, client_id, dedupe_key, payload, status, attempts, received_at)

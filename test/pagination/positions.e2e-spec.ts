@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { Database } from '../../src/database/database.js';
-import { POSITION_BLOCK_SIZE } from '../../src/pagination/positions.js';
+import { BLOCKS_PER_SUPERBLOCK, POSITION_BLOCK_SIZE } from '../../src/pagination/positions.js';
 import { WebhookEventBlocks } from '../../src/webhooks/webhook-event-blocks.js';
 import { WebhookRetention } from '../../src/webhooks/webhook-retention.service.js';
 import { WebhookSeeder } from '../../src/webhooks/webhook-seeder.service.js';
@@ -10,6 +10,8 @@ import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 
 const B = POSITION_BLOCK_SIZE;
+/** Keys per superblock: rows far apart land in different ones. */
+const S = POSITION_BLOCK_SIZE * BLOCKS_PER_SUPERBLOCK;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -94,12 +96,14 @@ describe('paged lists from maintained block counts (both databases)', () => {
     }
 
     it('pages exactly across blocks, after inserts and deletes', async () => {
-      // Ids in four blocks, with gaps; then some deleted, one block emptied.
+      // Ids in six blocks of three superblocks, with gaps; then some deleted, one block emptied.
       const ids = [
         ...Array.from({ length: 9 }, (_, i) => i + 1),
         ...Array.from({ length: 7 }, (_, i) => B - 3 + i),
         ...Array.from({ length: 5 }, (_, i) => 3 * B + 10 + i),
         5 * B,
+        ...Array.from({ length: 4 }, (_, i) => S - 2 + i),
+        2 * S + 3 * B,
       ];
       for (const id of ids) {
         await run(
@@ -112,7 +116,12 @@ describe('paged lists from maintained block counts (both databases)', () => {
       await syncSequences();
       for (const limit of [1, 4, 7, 100]) await expectEveryPage(limit);
 
-      await run('DELETE FROM customers WHERE id IN (:a, :b, :c)', { a: 2, b: B, c: 5 * B });
+      await run('DELETE FROM customers WHERE id IN (:a, :b, :c, :d)', {
+        a: 2,
+        b: B,
+        c: 5 * B,
+        d: S,
+      });
       for (const limit of [3, 10]) await expectEveryPage(limit);
     });
 
@@ -185,7 +194,8 @@ describe('paged lists from maintained block counts (both databases)', () => {
     }
 
     it('pages every filter exactly across blocks, before and after folding the counts', async () => {
-      const seqs = [1, 2, 3, B - 2, B - 1, B, B + 1, 4 * B + 7, 4 * B + 8, 9 * B];
+      // Over blocks of three superblocks, with gaps.
+      const seqs = [1, 2, 3, B - 2, B - 1, B, B + 1, 4 * B + 7, S - 1, S, S + 4 * B, 2 * S + 9 * B];
       for (const [n, seq] of seqs.entries()) await insertEvent(alice.clientId, seq, n);
       for (const [n, seq] of [5, B + 2, 2 * B].entries()) await insertEvent(bob.clientId, seq, n);
       await syncSequences();
@@ -201,7 +211,7 @@ describe('paged lists from maintained block counts (both databases)', () => {
         `SELECT MAX(seq) AS top, MIN(seq) AS bottom FROM webhook_events WHERE client_id = :client`,
         { client: alice.clientId },
       );
-      expect(Number(top)).toBe(9 * B + 3);
+      expect(Number(top)).toBe(2 * S + 9 * B + 3);
 
       for (const limit of [1, 2, 5, 100]) await expectEveryPage(alice, aliceToken, limit);
       await expectEveryPage(bob, bobToken, 2);
@@ -211,11 +221,15 @@ describe('paged lists from maintained block counts (both databases)', () => {
         a: 3,
         b: B,
       });
-      await run(`UPDATE webhook_events SET status = 'failed' WHERE seq = :a`, { a: B + 1 });
-      await run('DELETE FROM webhook_events WHERE seq IN (:a, :b, :c)', {
+      await run(`UPDATE webhook_events SET status = 'failed' WHERE seq IN (:a, :b)`, {
+        a: B + 1,
+        b: S - 1,
+      });
+      await run('DELETE FROM webhook_events WHERE seq IN (:a, :b, :c, :d)', {
         a: 1,
         b: B - 1,
-        c: 9 * B,
+        c: 2 * S + 9 * B,
+        d: S,
       });
       await expectEveryPage(alice, aliceToken, 3);
       await fold();
