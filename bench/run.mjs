@@ -177,7 +177,9 @@ async function runOnce(pid, opts) {
 /**
  * `concurrent`: autocannon options of a second load run beside the measured one. `ceiling`: the
  * pgbench run paired with each run. `before`: set-up before each run (not timed); `during`: work
- * started with the measured run, resolving to its duration in ms (reported per run).
+ * started with the measured run, resolving to its duration in ms (reported per run), and then
+ * each run is also paired with a run of the same load just before, without it, on the same
+ * tables (`without_rps`, `share_of_without`: what `during` costs the measured load).
  */
 async function measure(
   name,
@@ -191,6 +193,7 @@ async function measure(
   for (let i = 0; i < RUNS; i++) {
     before?.();
     const base = await runOnce(baseline.pid, baseline.opts());
+    const without = during ? await runOnce(pid, makeOpts()) : undefined;
     const db = ceiling ? ceiling() : undefined;
     const side = during?.();
     const [run] = await Promise.all([
@@ -206,8 +209,10 @@ async function measure(
       ratio: run.rps / base.rps,
       ...(db && { ceiling_tps: db.tps, ceiling_share: run.rps / db.tps }),
       ...(sideMs !== undefined && { during_ms: sideMs }),
+      ...(without && { without_rps: without.rps, share_of_without: run.rps / without.rps }),
     });
   }
+  const pairedRuns = runs.filter((r) => r.without_rps);
   const ceilingRuns = runs.filter((r) => r.ceiling_tps);
   return {
     scenario: name,
@@ -219,6 +224,10 @@ async function measure(
     cpu_sys_us_per_request: median(runs.map((r) => r.cpu_sys_us)),
     failed_responses: runs.reduce((n, r) => n + r.bad, 0),
     rss_mb: Math.round(rss / 2 ** 20),
+    ...(pairedRuns.length && {
+      without_rps: median(pairedRuns.map((r) => r.without_rps)),
+      share_of_without: median(pairedRuns.map((r) => r.share_of_without)),
+    }),
     ...(ceilingRuns.length && {
       ceiling_tps: median(ceilingRuns.map((r) => r.ceiling_tps)),
       ceiling_share: median(ceilingRuns.map((r) => r.ceiling_share)),
@@ -458,7 +467,7 @@ async function main() {
 
     if (PRUNE_ROWS > 0 && wanted('(h)')) {
       // (h) intake while the retention prune deletes PRUNE_ROWS old events (seeded 40 days old
-      // before each run, not timed): compare with (c) of the same run.
+      // before each run, not timed), each run paired with intake just before the prune.
       const row = await measure(
         `(h) POST /v2/webhooks while webhooks:prune deletes ${PRUNE_ROWS} events`,
         pid,
@@ -498,13 +507,10 @@ async function main() {
         },
       );
       results.push(row);
-      const intake = results.find((r) => r.scenario.startsWith('(c)'));
       const pruneMs = row.runs.map((r) => r.during_ms);
       console.log(
-        `  done: (h) prune took ${pruneMs.join(', ')} ms;` +
-          (intake
-            ? ` intake during prune = ${((row.rps / intake.rps) * 100).toFixed(0)}% of (c)`
-            : ''),
+        `  done: (h) prune took ${pruneMs.join(', ')} ms; intake during the prune = ` +
+          `${(row.share_of_without * 100).toFixed(0)}% of intake just before it, same tables`,
       );
     }
 
@@ -560,6 +566,8 @@ async function main() {
       'pgbench tps': r.ceiling_tps ? Math.round(r.ceiling_tps) : '',
       'vs pgbench': r.ceiling_share ? `${(r.ceiling_share * 100).toFixed(0)}%` : '',
     }),
+    // (h): intake during the prune against intake just before it, on the same tables.
+    ...(r.share_of_without && { 'vs without': `${(r.share_of_without * 100).toFixed(0)}%` }),
     'RSS MB': r.rss_mb ?? '',
     'non-2xx': r.failed_responses ?? '',
   }));

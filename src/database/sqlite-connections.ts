@@ -20,7 +20,13 @@ export class WriteLockTimeoutError extends Error {
  * writer holds, so this only covers a checkpoint or recovery by another process.
  */
 const READER_BUSY_TIMEOUT_MS = 5;
-/** Back-off between attempts to take the write lock: 1 ms, doubling up to this. */
+/**
+ * Attempts to take the write lock held by another process: every millisecond for the first
+ * LOCK_POLL_MS (a retention batch or a CLI write holds it for a few ms: waking late costs intake
+ * more than a failed attempt costs CPU), then with back-off doubling up to
+ * MAX_LOCK_RETRY_DELAY_MS.
+ */
+const LOCK_POLL_MS = 25;
 const MAX_LOCK_RETRY_DELAY_MS = 50;
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -179,11 +185,13 @@ export class SqliteConnections {
   private async waitForLock(deadline: number): Promise<void> {
     const started = Date.now();
     this.blockedSince ??= started;
-    for (let delay = 1; ; delay = Math.min(delay * 2, MAX_LOCK_RETRY_DELAY_MS)) {
+    for (let delay = 1; ;) {
       const left = deadline - Date.now();
       if (left <= 0) throw new WriteLockTimeoutError(Date.now() - started);
       await sleep(Math.min(delay, left));
       if (this.tryBegin()) return;
+      if (Date.now() - started >= LOCK_POLL_MS)
+        delay = Math.min(delay * 2, MAX_LOCK_RETRY_DELAY_MS);
     }
   }
 
