@@ -200,8 +200,9 @@ export class Database implements OnModuleDestroy {
    * - SQLite: each work runs in a savepoint of its own, one after the other; one that throws is
    *   undone alone. If SQLite abandons the transaction or the commit fails, every caller of the
    *   group gets the error and nothing of the group is kept.
-   * - PostgreSQL: the works run one after the other without savepoints (a SAVEPOINT/RELEASE pair
-   *   would cost the round trips the group saves). If one throws, the whole group is rolled back
+   * - PostgreSQL: the works run concurrently on the group's connection, without savepoints (a
+   *   SAVEPOINT/RELEASE pair would cost the round trips the group saves); their concurrent
+   *   insertUnlessConflict() calls go as one multi-row INSERT. If one throws, the whole group is rolled back
    *   and each work runs again in a transaction of its own, so a work may run twice; only the
    *   run that commits counts. A failed commit fails every caller of the group.
    */
@@ -263,16 +264,16 @@ export class Database implements OnModuleDestroy {
     let workFailed = false;
     try {
       const values = await this.dataSource.transaction(async (manager) => {
-        const results: unknown[] = [];
-        for (const each of works) {
-          try {
-            results.push(await each(manager));
-          } catch (error) {
-            workFailed = true;
-            throw error;
-          }
+        // Concurrently, so that their like statements can travel together (insertUnlessConflict
+        // sends one multi-row INSERT); every work settles before the transaction ends, so none
+        // can send a statement after the ROLLBACK, outside any transaction.
+        const settled = await Promise.allSettled(works.map((each) => each(manager)));
+        const failure = settled.find((outcome) => outcome.status === 'rejected');
+        if (failure) {
+          workFailed = true;
+          throw failure.reason;
         }
-        return results;
+        return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
       });
       return values.map((value) => ({ value }));
     } catch (error) {

@@ -2,6 +2,8 @@ import Sqlite from 'better-sqlite3';
 import request from 'supertest';
 import type { EntityManager } from 'typeorm';
 import { Database } from '../../src/database/database.js';
+import { insertUnlessConflict } from '../../src/database/insert-unless-conflict.js';
+import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors } from '../support/responses.js';
 
@@ -133,6 +135,32 @@ describe('database, migrations and health', () => {
       ]);
       expect(await names('gt-')).toEqual(['gt-a', 'gt-c1', 'gt-c2']);
       if (onSqlite()) expect(seenElsewhere).toBe(0);
+    });
+
+    it('inserts the rows of concurrent works unless they collide, the first of one key winning', async () => {
+      // On PostgreSQL the three inserts travel as one multi-row INSERT … RETURNING.
+      const attempt = (attemptId: number, userId: number) => ({
+        clientId: 'grouped',
+        attemptId,
+        userId,
+        moduleId: 1,
+        recordedAt: new Date(),
+      });
+      await db.transaction((m) => insertUnlessConflict(m, CompletedAttempt, attempt(3, 30)));
+      const went = await Promise.all(
+        [attempt(1, 10), attempt(2, 20), attempt(1, 11), attempt(3, 31)].map((row) =>
+          db.groupedTransaction((m) => insertUnlessConflict(m, CompletedAttempt, row)),
+        ),
+      );
+      expect(went).toEqual([true, true, false, false]);
+      const stored = (await t.db.query(
+        `SELECT attempt_id, user_id FROM completed_attempts WHERE client_id = 'grouped' ORDER BY attempt_id`,
+      )) as { attempt_id: unknown; user_id: unknown }[];
+      expect(stored.map((r) => [Number(r.attempt_id), Number(r.user_id)])).toEqual([
+        [1, 10],
+        [2, 20],
+        [3, 30],
+      ]);
     });
 
     it('fails the whole group when SQLite abandons its transaction (PostgreSQL: that one alone)', async () => {
