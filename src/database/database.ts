@@ -20,6 +20,8 @@ export interface DatabaseOptions {
 const MAX_GROUP_SIZE = 64;
 
 type ManagerWork = (manager: EntityManager) => Promise<unknown>;
+/** A work of groupedTransaction(), and whether it may run beside the others (see there). */
+type GroupedWork = { work: ManagerWork; concurrent: boolean };
 
 /**
  * The one way the service reads and writes, and the only code that knows the two drivers.
@@ -41,7 +43,7 @@ export class Database implements OnModuleDestroy {
   private readonly templates: StatementTemplates;
   private readonly writes: TurnBatcher<Statement, StatementResult>;
   private readonly groups: TurnBatcher<ManagerWork, unknown>;
-  private readonly postgresGroups: TurnBatcher<ManagerWork, unknown>;
+  private readonly postgresGroups: TurnBatcher<GroupedWork, unknown>;
 
   private constructor(
     readonly dataSource: DataSource,
@@ -200,14 +202,21 @@ export class Database implements OnModuleDestroy {
    * - SQLite: each work runs in a savepoint of its own, one after the other; one that throws is
    *   undone alone. If SQLite abandons the transaction or the commit fails, every caller of the
    *   group gets the error and nothing of the group is kept.
-   * - PostgreSQL: the works run concurrently on the group's connection, without savepoints (a
-   *   SAVEPOINT/RELEASE pair would cost the round trips the group saves); their concurrent
-   *   insertUnlessConflict() calls go as one multi-row INSERT. If one throws, the whole group is rolled back
-   *   and each work runs again in a transaction of its own, so a work may run twice; only the
-   *   run that commits counts. A failed commit fails every caller of the group.
+   * - PostgreSQL: the works run without savepoints (a SAVEPOINT/RELEASE pair would cost the
+   *   round trips the group saves): those started with `concurrent` together on the group's
+   *   connection (their insertUnlessConflict() calls of one statement go as one multi-row
+   *   INSERT), then the others one after the other. If one throws, the whole group is rolled
+   *   back and each work runs again in a transaction of its own, so a work may run twice; only
+   *   the run that commits counts. A failed commit fails every caller of the group.
+   *
+   * `concurrent`: the work's writes are single statements whose effect does not depend on what
+   * the other works write; row locks do not separate works of one transaction.
    */
-  groupedTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (!this.sqlite) return this.postgresGroups.submit(work) as Promise<T>;
+  groupedTransaction<T>(
+    work: (manager: EntityManager) => Promise<T>,
+    { concurrent = false }: { concurrent?: boolean } = {},
+  ): Promise<T> {
+    if (!this.sqlite) return this.postgresGroups.submit({ work, concurrent }) as Promise<T>;
     return this.groups.submit(work) as Promise<T>;
   }
 
@@ -259,21 +268,34 @@ export class Database implements OnModuleDestroy {
     });
   }
 
-  private async transactTogetherOnPostgres(works: ManagerWork[]): Promise<Outcome<unknown>[]> {
+  private async transactTogetherOnPostgres(grouped: GroupedWork[]): Promise<Outcome<unknown>[]> {
+    const works = grouped.map(({ work }) => work);
     if (works.length === 1) return [await outcomeOf(this.dataSource.transaction(works[0]))];
     let workFailed = false;
     try {
       const values = await this.dataSource.transaction(async (manager) => {
-        // Concurrently, so that their like statements can travel together (insertUnlessConflict
-        // sends one multi-row INSERT); every work settles before the transaction ends, so none
-        // can send a statement after the ROLLBACK, outside any transaction.
-        const settled = await Promise.allSettled(works.map((each) => each(manager)));
-        const failure = settled.find((outcome) => outcome.status === 'rejected');
-        if (failure) {
-          workFailed = true;
-          throw failure.reason;
+        const results = new Map<GroupedWork, unknown>();
+        // The concurrent ones together, so that their like statements can travel together; all
+        // of them settle before the transaction ends, so none sends a statement after the
+        // ROLLBACK, outside any transaction.
+        const together = grouped.filter((each) => each.concurrent);
+        const settled = await Promise.allSettled(together.map(({ work }) => work(manager)));
+        for (const [i, outcome] of settled.entries()) {
+          if (outcome.status === 'rejected') {
+            workFailed = true;
+            throw outcome.reason;
+          }
+          results.set(together[i], outcome.value);
         }
-        return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
+        for (const each of grouped.filter(({ concurrent }) => !concurrent)) {
+          try {
+            results.set(each, await each.work(manager));
+          } catch (error) {
+            workFailed = true;
+            throw error;
+          }
+        }
+        return grouped.map((each) => results.get(each));
       });
       return values.map((value) => ({ value }));
     } catch (error) {

@@ -11,6 +11,8 @@ import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
   event: 'learning.attempt.completed',
   payload: AttemptCompletedPayload,
   dedupeKey: (payload) => payload.attempt_id,
+  // One insert that skips a recorded attempt: independent of other deliveries' writes.
+  concurrent: true,
 })
 export class AttemptCompletedHandler implements WebhookEventHandler<AttemptCompletedPayload> {
   async handle(

@@ -29,6 +29,15 @@ export interface WebhookHandlerOptions<P extends object = object> {
    * `Idempotency-Key` nor `webhook-id` (e.g. the attempt id of a completed attempt).
    */
   dedupeKey: (payload: P) => string | number;
+  /**
+   * True when every write of the handler is one statement whose effect does not depend on rows
+   * other deliveries write (an insert, `ON CONFLICT DO NOTHING`, `UPDATE … SET n = n + 1`): on
+   * PostgreSQL such deliveries then run concurrently inside their shared transaction and their
+   * inserts travel together (Database.groupedTransaction). Leave it unset for a handler that
+   * reads and then writes, or locks rows (`FOR UPDATE` does not separate works of one
+   * transaction): its deliveries run one after the other.
+   */
+  concurrent?: boolean;
 }
 
 /** The discoverable marker; read by WebhookRegistry. Use @WebhookHandler() in modules. */

@@ -79,19 +79,22 @@ export class WebhookProcessor {
     };
     try {
       // Concurrent deliveries share one commit on SQLite, each in its own savepoint.
-      return await this.db.groupedTransaction(async (manager) => {
-        if (await this.events.insertUnlessDuplicate(manager, row)) {
-          await runHandler(webhook, payload, {
-            manager,
-            eventId: row.id,
-            clientId: row.clientId,
-            attempt: 1,
-          });
-          return row;
-        }
-        const first = await this.events.findByKey(manager, row);
-        return first.status === 'failed' ? this.retry(manager, first) : first;
-      });
+      return await this.db.groupedTransaction(
+        async (manager) => {
+          if (await this.events.insertUnlessDuplicate(manager, row)) {
+            await runHandler(webhook, payload, {
+              manager,
+              eventId: row.id,
+              clientId: row.clientId,
+              attempt: 1,
+            });
+            return row;
+          }
+          const first = await this.events.findByKey(manager, row);
+          return first.status === 'failed' ? this.retry(manager, first) : first;
+        },
+        { concurrent: webhook.concurrent === true },
+      );
     } catch (error) {
       if (!(error instanceof HandlerFailure)) throw error;
       return this.recordFailure(row, error);

@@ -138,7 +138,7 @@ describe('database, migrations and health', () => {
     });
 
     it('inserts the rows of concurrent works unless they collide, the first of one key winning', async () => {
-      // On PostgreSQL the three inserts travel as one multi-row INSERT … RETURNING.
+      // On PostgreSQL the four inserts travel as one multi-row INSERT … RETURNING.
       const attempt = (attemptId: number, userId: number) => ({
         clientId: 'grouped',
         attemptId,
@@ -149,7 +149,9 @@ describe('database, migrations and health', () => {
       await db.transaction((m) => insertUnlessConflict(m, CompletedAttempt, attempt(3, 30)));
       const went = await Promise.all(
         [attempt(1, 10), attempt(2, 20), attempt(1, 11), attempt(3, 31)].map((row) =>
-          db.groupedTransaction((m) => insertUnlessConflict(m, CompletedAttempt, row)),
+          db.groupedTransaction((m) => insertUnlessConflict(m, CompletedAttempt, row), {
+            concurrent: true,
+          }),
         ),
       );
       expect(went).toEqual([true, true, false, false]);
