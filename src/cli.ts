@@ -75,9 +75,13 @@ async function main(argv: string[]): Promise<number> {
   const app =
     command.context === 'app'
       ? await NestFactory.createApplicationContext((await import('./app.module.js')).AppModule, {
-          logger: ['error', 'warn'],
+          bufferLogs: true,
         })
       : undefined;
+  // Nest's own logger prints warnings on stdout, after the command's JSON (seen when an instance's
+  // warning landed while the CLI shut down): the service's logger writes to stderr here.
+  const { AppLogger } = await import('./logging/app-logger.js');
+  app?.useLogger(app.get(AppLogger));
   try {
     const result = await command.run({ app, env, values });
     process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -51,6 +51,16 @@ describe('auth CLI commands', () => {
     expect(Date.now() - start).toBeLessThan(5000);
   };
 
+  it('keeps stdout to the one JSON object when the application warns (logs go to stderr)', async () => {
+    // Redis unreachable: the connection warns while the command runs.
+    const result = await runNode('dist/src/cli.js', ['keys:list'], {
+      DATABASE_URL: t.database.url,
+      REDIS_URL: 'redis://127.0.0.1:1/0',
+    });
+    expect(json(result)).toEqual({ keys: expect.any(Array) });
+    expect(result.stderr).toContain('Redis unreachable');
+  });
+
   it('clients:create prints exactly the id and the secret, once; the client gets tokens', async () => {
     const out = json(
       await cli('clients:create', '--name', 'billing', '--scopes', 'customers:read'),

@@ -99,14 +99,14 @@ describe('signing key rotation', () => {
 
     // The signing key cannot be retired; an unknown kid is an error; neither changes anything.
     for (const kid of [newKid, 'no-such-kid']) {
-      const refused = await cli(['keys:retire', '--kid', kid]);
+      const refused = await cli(['keys:retire', `--kid=${kid}`]);
       expect(refused.code).toBe(1);
       expect(JSON.parse(refused.stderr.trim().split('\n').pop()!)).toEqual({
         error: expect.any(String),
       });
     }
 
-    const retired = await cliJson('keys:retire', '--kid', oldKid);
+    const retired = await cliJson('keys:retire', `--kid=${oldKid}`);
     expect(retired).toEqual({ kid: oldKid, retired_at: expect.any(String) });
     for (const server of servers) {
       await eventually(async () => (await statusAt(server, old)) === 401);
@@ -124,7 +124,7 @@ describe('signing key rotation', () => {
     const pem = generateKeyPairSync('ed25519')
       .privateKey.export({ format: 'pem', type: 'pkcs8' })
       .toString();
-    for (const args of [['keys:rotate'], ['keys:retire', '--kid', before[0].kid]]) {
+    for (const args of [['keys:rotate'], ['keys:retire', `--kid=${before[0].kid}`]]) {
       const result = await cli(args, { TOKEN_SIGNING_KEY: pem });
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
