@@ -10,11 +10,11 @@ export const FAILED_RETENTION_DAYS = 90;
 const PRUNE_BATCH = 1000;
 /**
  * After each batch the prune waits this many times as long as the batch took, so that it takes
- * at most a seventh of the database's write time (SQLite's one write lock; PostgreSQL's CPU on a
- * small machine) and intake keeps the rest (at 4×, a fifth, intake kept 77–79 %: BENCHMARKS.md).
- * A prune of a million rows takes a minute or two.
+ * at most a tenth of the database's write time (SQLite's one write lock; PostgreSQL's CPU and
+ * I/O on a small machine) and intake keeps the rest (at 6×, PostgreSQL with a 10M-event table
+ * kept 77 %: BENCHMARKS.md). A prune of a million rows takes one to four minutes.
  */
-const PAUSE_PER_BATCH_TIME = 6;
+const PAUSE_PER_BATCH_TIME = 9;
 /** How often the background pruning runs. */
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
