@@ -4,7 +4,7 @@ import { Database } from '../database/database.js';
 import type { Row, Statement } from '../database/statement.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
-import { countByBlocks, readPage, wholeTable } from '../pagination/positions.js';
+import { countByBlocks, type PageReader, pageReader, wholeTable } from '../pagination/positions.js';
 import type { CompanyType } from './company-type.js';
 import { Customer } from './customer.entity.js';
 
@@ -25,8 +25,6 @@ export type SampleCompany = [name: string | null, type: CompanyType | null];
 const TABLE = 'customers';
 const RETURNING = 'RETURNING id, company_name, company_type';
 const COLUMNS = 'SELECT id, company_name, company_type FROM customers';
-/** The list of every customer by id, placed by the counts the database keeps. */
-const LIST = wholeTable(TABLE, 'id, company_name, company_type');
 
 /** The most customer reads one batched statement carries. */
 const READ_BATCH_SIZE = 100;
@@ -50,7 +48,12 @@ export class CustomersRepository {
     batchScheduleFn: (run) => setImmediate(run),
   });
 
-  constructor(private readonly db: Database) {}
+  /** Every customer by id, placed by the counts the database keeps. */
+  private readonly pages: PageReader;
+
+  constructor(private readonly db: Database) {
+    this.pages = pageReader(db, wholeTable(TABLE, 'id, company_name, company_type'));
+  }
 
   /** The hottest read of the service (see BENCHMARKS.md): batched with concurrent reads. */
   async findById(id: number): Promise<Customer | null> {
@@ -60,7 +63,7 @@ export class CustomersRepository {
 
   /** Ordered by id; the total and the page read in one snapshot. */
   async page(request: PageRequest): Promise<Page<Customer>> {
-    const { rows, total } = await readPage(this.db, LIST, request);
+    const { rows, total } = await this.pages(request);
     return new Page(rows.map(toCustomer), total, request);
   }
 

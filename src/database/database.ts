@@ -274,26 +274,23 @@ export class Database implements OnModuleDestroy {
     let workFailed = false;
     try {
       const values = await this.dataSource.transaction(async (manager) => {
+        const run = ({ work }: GroupedWork) =>
+          work(manager).catch((error: unknown) => {
+            workFailed = true;
+            throw error;
+          });
         const results = new Map<GroupedWork, unknown>();
         // The concurrent ones together, so that their like statements can travel together; all
         // of them settle before the transaction ends, so none sends a statement after the
         // ROLLBACK, outside any transaction.
-        const together = grouped.filter((each) => each.concurrent);
-        const settled = await Promise.allSettled(together.map(({ work }) => work(manager)));
+        const together = grouped.filter(({ concurrent }) => concurrent);
+        const settled = await Promise.allSettled(together.map(run));
         for (const [i, outcome] of settled.entries()) {
-          if (outcome.status === 'rejected') {
-            workFailed = true;
-            throw outcome.reason;
-          }
+          if (outcome.status === 'rejected') throw outcome.reason;
           results.set(together[i], outcome.value);
         }
         for (const each of grouped.filter(({ concurrent }) => !concurrent)) {
-          try {
-            results.set(each, await each.work(manager));
-          } catch (error) {
-            workFailed = true;
-            throw error;
-          }
+          results.set(each, await run(each));
         }
         return grouped.map((each) => results.get(each));
       });

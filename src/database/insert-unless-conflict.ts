@@ -11,11 +11,11 @@ type Columns = ReturnType<DataSource['getMetadata']>['columns'];
 type Prepared = {
   sql: string;
   columns: Columns;
-  /** The multi-row form's parts (PostgreSQL, primary key given by the row), else undefined. */
+  /** The multi-row form (PostgreSQL, primary key given by the row), else undefined. */
   many?: {
-    head: string;
-    row: (first: number) => string;
-    tail: string;
+    /** The statement for `rows` rows, RETURNING the primary key of those that went in. */
+    sql: (rows: number) => string;
+    /** A row's primary key, from its parameters, as the RETURNING rows are keyed. */
     keyOf: (parameters: unknown[]) => string;
   };
 };
@@ -57,35 +57,38 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
   const computedKey = computed ? `${computed.column}=${computed.sql}` : '';
   let statement = byComputed.get(computedKey);
   if (!statement) {
-    const { tableName } = dataSource.getMetadata(entity);
+    const metadata = dataSource.getMetadata(entity);
     // Columns the database fills itself (insert: false) are left to it.
-    const columns = dataSource.getMetadata(entity).columns.filter((column) => column.isInsert);
+    const columns = metadata.columns.filter((column) => column.isInsert);
     const names = columns.map((column) => driver.escape(column.databaseName));
-    const values = columns.map((column, i) => driver.createParameter(column.databaseName, i));
-    if (computed) {
-      names.push(driver.escape(computed.column));
-      values.push(computed.sql);
-    }
-    const table = driver.escape(tableName);
-    const head = `INSERT INTO ${table} (${names.join(', ')}) VALUES `;
-    const primary = dataSource
-      .getMetadata(entity)
-      .primaryColumns.map((key) => columns.indexOf(key));
+    const valuesFrom = (first: number) =>
+      [
+        ...columns.map((column, i) => driver.createParameter(column.databaseName, first + i)),
+        ...(computed ? [computed.sql] : []),
+      ].join(', ');
+    if (computed) names.push(driver.escape(computed.column));
+    const head = `INSERT INTO ${driver.escape(metadata.tableName)} (${names.join(', ')}) VALUES `;
+    const primary = metadata.primaryColumns.map((key) => columns.indexOf(key));
+    const returning = ` ON CONFLICT DO NOTHING RETURNING ${primary.map((i) => names[i]).join(', ')}`;
+    // Built once per row count (a group holds at most a few dozen deliveries).
+    const manyTexts = new Map<number, string>();
     statement = {
-      sql: `${head}(${values.join(', ')}) ON CONFLICT DO NOTHING`,
+      sql: `${head}(${valuesFrom(0)}) ON CONFLICT DO NOTHING`,
       columns,
       many:
         dataSource.options.type === 'postgres' && primary.length > 0 && !primary.includes(-1)
           ? {
-              head,
-              row: (first) =>
-                `(${[
-                  ...columns.map((column, i) =>
-                    driver.createParameter(column.databaseName, first + i),
-                  ),
-                  ...(computed ? [computed.sql] : []),
-                ].join(', ')})`,
-              tail: ` ON CONFLICT DO NOTHING RETURNING ${primary.map((i) => names[i]).join(', ')}`,
+              sql: (rows) => {
+                let text = manyTexts.get(rows);
+                if (text === undefined) {
+                  const tuples = Array.from(
+                    { length: rows },
+                    (_, row) => `(${valuesFrom(row * columns.length)})`,
+                  );
+                  manyTexts.set(rows, (text = head + tuples.join(', ') + returning));
+                }
+                return text;
+              },
               keyOf: (parameters) => primary.map((i) => String(parameters[i])).join('\u0000'),
             }
           : undefined,
@@ -140,11 +143,9 @@ function insertTogether(
 
 async function insertRows(runner: QueryRunner, statement: Prepared, calls: Waiting[]) {
   const many = statement.many!;
-  const width = statement.columns.length;
   try {
-    const sql = many.head + calls.map((_, i) => many.row(i * width)).join(', ') + many.tail;
     const result = (await runner.query(
-      sql,
+      many.sql(calls.length),
       calls.flatMap((call) => call.parameters),
       true,
     )) as QueryResult<Record<string, unknown>[]>;

@@ -6,7 +6,7 @@ import { BLOCKS_PER_SUPERBLOCK, POSITION_BLOCK_SIZE } from '../pagination/positi
  * `key` (an integer column, the list's order) in each block of POSITION_BLOCK_SIZE keys. Triggers
  * after every insert and delete, on both databases, started from the rows already there. Call it
  * from the migration of a paged resource through createListPositions() (both levels); its
- * repository then pages with readPage() (pagination/positions.ts), and no insert or delete path
+ * repository then pages with pageReader() (pagination/positions.ts), and no insert or delete path
  * can forget to count.
  *
  * PostgreSQL counts once a statement (transition tables), so a bulk insert touches each block row
@@ -107,6 +107,12 @@ export function dropPositionBlocks(runner: QueryRunner, table: string): Promise<
 /** Undoes createPositionSuperblocks(). */
 export function dropPositionSuperblocks(runner: QueryRunner, table: string): Promise<void> {
   return dropCounts(runner, table, `${table}_superblocks`);
+}
+
+/** Undoes createListPositions(). */
+export async function dropListPositions(runner: QueryRunner, table: string): Promise<void> {
+  await dropPositionSuperblocks(runner, table);
+  await dropPositionBlocks(runner, table);
 }
 
 async function dropCounts(runner: QueryRunner, table: string, counts: string): Promise<void> {

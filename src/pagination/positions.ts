@@ -58,7 +58,7 @@ export function locate(blocks: BlockCount[], offset: number, limit = 1): PageSta
   return { total: before, start };
 }
 
-/** A list kept by position counts: what readPage() needs to place and read its pages. */
+/** A list kept by position counts: what pageReader() needs to place and read its pages. */
 export interface PositionedList {
   /** The table, and the condition its rows must meet (`TRUE` for every row). */
   table: string;
@@ -72,49 +72,72 @@ export interface PositionedList {
   superblocks: string;
   /** `SELECT block, rows …` per block, for the blocks whose `block ${range}` holds. */
   blocks: (range: string) => string;
-  /** The statements' parameters (the list's filters). */
-  parameters: Record<string, unknown>;
 }
 
+/** One page's rows and the list's exact total, read in one snapshot. */
+export type PageReader = (
+  request: PageRequest,
+  parameters?: Record<string, unknown>,
+) => Promise<{ rows: Row[]; total: number }>;
+
 /**
- * One page of `list` and its exact total, read in one snapshot.
+ * Reads pages of `list` with `parameters` (its filters). The statements are built here, once: call
+ * it when the repository is made, and the returned reader per page.
  *
  * PostgreSQL: one statement (pagedSql()), so the snapshot needs no transaction and the page costs
  * one round trip instead of five (BEGIN, two sums, the page, COMMIT; each a socket write that
  * cost the service about 150 µs of CPU at 10M events, BENCHMARKS.md). SQLite, in the process:
  * the two sums are read in a read transaction and placed by locate().
  */
-export async function readPage(
-  db: Database,
-  list: PositionedList,
-  request: PageRequest,
-): Promise<{ rows: Row[]; total: number }> {
+export function pageReader(db: Database, list: PositionedList): PageReader {
   if (db.dialect === 'postgres') {
-    const rows = await db.select(
-      db.sql(pagedSql(db, list), {
-        ...list.parameters,
-        pageStart: request.offset,
-        pageEnd: request.offset + request.limit,
-        limit: request.limit,
-      }),
-    );
-    return {
-      rows: rows.filter((row) => row.page_key !== null),
-      total: Number(rows[0]?.list_total ?? 0),
+    const paged = pagedSql(db, list);
+    return async (request, parameters = {}) => {
+      const rows = await db.select(
+        db.sql(paged, {
+          ...parameters,
+          pageStart: request.offset,
+          pageEnd: request.offset + request.limit,
+          limit: request.limit,
+        }),
+      );
+      return {
+        rows: rows.filter((row) => row.page_key !== null),
+        total: Number(rows[0]?.list_total ?? 0),
+      };
     };
   }
-  return db.read(function* (): Work<{ rows: Row[]; total: number }> {
-    const { total, start } = yield* placePage(db, list, request);
-    if (!start) return { rows: [], total };
-    const page = yield db.sql(pageSql(db, list, ':low', ':high', ':skip'), {
-      ...list.parameters,
-      low: Math.min(start.block, start.lastBlock),
-      high: Math.max(start.block, start.lastBlock),
-      skip: start.skip,
-      limit: request.limit,
+  const placing = placingStatements(list);
+  const pageText = pageSql(db, list, ':from', ':until', ':skip');
+  return (request, parameters = {}) =>
+    db.read(function* (): Work<{ rows: Row[]; total: number }> {
+      const { total, start } = yield* placePage(db, placing, parameters, request);
+      if (!start) return { rows: [], total };
+      const page = yield db.sql(pageText, {
+        ...parameters,
+        from: blockStart(Math.min(start.block, start.lastBlock)),
+        until: blockEnd(Math.max(start.block, start.lastBlock)),
+        skip: start.skip,
+        limit: request.limit,
+      });
+      return { rows: page.rows, total };
     });
-    return { rows: page.rows, total };
-  });
+}
+
+/** The two sums placePage() reads: superblocks, then the blocks from :fromBlock to :toBlock. */
+export interface PlacingStatements {
+  superblocks: string;
+  blocks: string;
+}
+
+function placingStatements(list: PositionedList): PlacingStatements {
+  const summed = (counted: string) =>
+    `SELECT block, SUM(rows) AS rows FROM (${counted}) counted
+     GROUP BY block ORDER BY block ${list.order}`;
+  return {
+    superblocks: summed(list.superblocks),
+    blocks: summed(list.blocks('BETWEEN :fromBlock AND :toBlock')),
+  };
 }
 
 /**
@@ -123,18 +146,16 @@ export async function readPage(
  */
 export function* placePage(
   db: Database,
-  list: Pick<PositionedList, 'superblocks' | 'blocks' | 'order' | 'parameters'>,
+  placing: PlacingStatements,
+  parameters: Record<string, unknown>,
   request: PageRequest,
 ): Work<PageStart> {
-  const summed = (counted: string) =>
-    `SELECT block, SUM(rows) AS rows FROM (${counted}) counted
-     GROUP BY block ORDER BY block ${list.order}`;
-  const superblocks = yield db.sql(summed(list.superblocks), list.parameters);
+  const superblocks = yield db.sql(placing.superblocks, parameters);
   const outer = locate(blockCounts(superblocks), request.offset, request.limit);
   if (!outer.start) return outer;
   const { block, lastBlock } = outer.start;
-  const blocks = yield db.sql(summed(list.blocks('BETWEEN :fromBlock AND :toBlock')), {
-    ...list.parameters,
+  const blocks = yield db.sql(placing.blocks, {
+    ...parameters,
     fromBlock: Math.min(block, lastBlock) * BLOCKS_PER_SUPERBLOCK,
     toBlock: (Math.max(block, lastBlock) + 1) * BLOCKS_PER_SUPERBLOCK - 1,
   });
@@ -149,21 +170,21 @@ function blockCounts({ rows }: StatementResult): BlockCount[] {
 }
 
 /**
- * The page's rows, in the blocks `low` to `high` (SQL expressions), `skip` matching rows into
- * them. PostgreSQL forms every row an OFFSET skips, so there the first key is found by an OFFSET
- * over keys only in a subquery (10.8 → 1.6 ms for 2,000 rows skipped at 10M events) and the page
- * read from it; SQLite checks the OFFSET before reading a row's columns, so a plain OFFSET there
- * walks the index once instead of twice.
+ * The page's rows, keys from `from` up to `until` (SQL expressions: the blocks of its first and
+ * last rows), `skip` matching rows into them. PostgreSQL forms every row an OFFSET skips, so there
+ * the first key is found by an OFFSET over keys only in a subquery (10.8 → 1.6 ms for 2,000 rows
+ * skipped at 10M events) and the page read from it; SQLite checks the OFFSET before reading a
+ * row's columns, so a plain OFFSET there walks the index once instead of twice.
  */
 function pageSql(
   db: Database,
   list: PositionedList,
-  low: string,
-  high: string,
+  from: string,
+  until: string,
   skip: string,
 ): string {
   const { table, where, key, order } = list;
-  const inBlocks = `${key} >= (${low}) * ${POSITION_BLOCK_SIZE} AND ${key} < ((${high}) + 1) * ${POSITION_BLOCK_SIZE}`;
+  const inBlocks = `${key} >= ${from} AND ${key} < ${until}`;
   const select = `SELECT ${key} AS page_key, ${list.columns} FROM ${table} WHERE ${where} AND ${inBlocks}`;
   if (db.dialect !== 'postgres') {
     return `${select} ORDER BY ${key} ${order} LIMIT :limit OFFSET ${skip}`;
@@ -175,12 +196,12 @@ function pageSql(
 }
 
 /**
- * readPage() on PostgreSQL as one statement: window functions place the page over the
- * superblocks, then over the blocks of the one or two superblocks it overlaps, and the page is
- * read from the block where it starts (pageSql()). Every row carries the list's total; an empty
- * page is one row with the total and null columns.
+ * The page as one PostgreSQL statement: window functions place the page over the superblocks,
+ * then over the blocks of the one or two superblocks it overlaps, and the page is read from the
+ * block where it starts (pageSql()). Every row carries the list's total; an empty page is one row
+ * with the total and null columns.
  */
-export function pagedSql(db: Database, list: PositionedList): string {
+function pagedSql(db: Database, list: PositionedList): string {
   const order = list.order;
   const placed = (counts: string, before: string) => `
     SELECT block, rows, ${before} + SUM(rows) OVER (ORDER BY block ${order}
@@ -188,6 +209,7 @@ export function pagedSql(db: Database, list: PositionedList): string {
     FROM (SELECT block, SUM(rows) AS rows FROM (${counts}) counted GROUP BY block) summed`;
   const overlapping = 'rows > 0 AND before < :pageEnd AND before + rows > :pageStart';
   const per = BLOCKS_PER_SUPERBLOCK;
+  const size = POSITION_BLOCK_SIZE;
   return `WITH superblocks AS (${placed(list.superblocks, '0')}),
     chosen AS (
       SELECT MIN(block) AS low, MAX(block) AS high, MIN(before) AS before
@@ -199,11 +221,18 @@ export function pagedSql(db: Database, list: PositionedList): string {
       '(SELECT before FROM chosen)',
     )}),
     span AS (
-      SELECT MIN(block) AS low, MAX(block) AS high, :pageStart - MIN(before) AS skip
+      SELECT MIN(block) * ${size} AS from_key, (MAX(block) + 1) * ${size} AS until_key,
+        :pageStart - MIN(before) AS skip
       FROM blocks WHERE ${overlapping})
     SELECT counted.list_total, page.*
     FROM (SELECT MAX(total) AS list_total FROM superblocks) counted
-    LEFT JOIN (${pageSql(db, list, 'SELECT low FROM span', 'SELECT high FROM span', '(SELECT skip FROM span)')}) page
+    LEFT JOIN (${pageSql(
+      db,
+      list,
+      '(SELECT from_key FROM span)',
+      '(SELECT until_key FROM span)',
+      '(SELECT skip FROM span)',
+    )}) page
     ON TRUE`;
 }
 
@@ -226,7 +255,6 @@ export function wholeTable(table: string, columns: string, key = 'id'): Position
     order: 'ASC',
     superblocks: `SELECT superblock AS block, rows FROM ${table}_superblocks`,
     blocks: (range) => `SELECT block, rows FROM ${table}_blocks WHERE block ${range}`,
-    parameters: {},
   };
 }
 

@@ -4,7 +4,7 @@ import { Database } from '../database/database.js';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
-import { BLOCKS_PER_SUPERBLOCK, readPage } from '../pagination/positions.js';
+import { BLOCKS_PER_SUPERBLOCK, type PageReader, pageReader } from '../pagination/positions.js';
 import { WebhookEvent, type WebhookStatus } from './webhook-event.entity.js';
 
 /**
@@ -30,7 +30,28 @@ export class WebhookEventsRepository {
   /** The insertion number, as an expression of the insert itself (one writer on SQLite). */
   private readonly nextSeq: { column: string; sql: string };
 
+  /** One client's events by `seq`, newest first, placed by the counts the database keeps. */
+  private readonly pages: PageReader;
+
   constructor(private readonly db: Database) {
+    this.pages = pageReader(db, {
+      table: 'webhook_events',
+      where: MATCHES,
+      columns: db.columnsOf(WebhookEvent),
+      key: 'seq',
+      order: 'DESC',
+      // Counts not folded yet (WebhookEventBlocks) are added to both levels.
+      superblocks: `SELECT superblock AS block, rows FROM webhook_event_superblocks
+          WHERE ${MATCHES}
+        UNION ALL
+        SELECT block / ${BLOCKS_PER_SUPERBLOCK} AS block, rows FROM webhook_event_block_changes
+          WHERE ${MATCHES}`,
+      blocks: (range) => `SELECT block, rows FROM webhook_event_blocks
+          WHERE ${MATCHES} AND block ${range}
+        UNION ALL
+        SELECT block, rows FROM webhook_event_block_changes
+          WHERE ${MATCHES} AND block ${range}`,
+    });
     this.nextSeq = {
       column: 'seq',
       sql:
@@ -50,36 +71,13 @@ export class WebhookEventsRepository {
     filters: WebhookEventFilters,
     request: PageRequest,
   ): Promise<Page<WebhookEvent>> {
-    const db = this.db;
     const filter = {
       client: clientId,
       event: filters.event ?? null,
       status: filters.status ?? null,
     };
-    const { rows, total } = await readPage(
-      db,
-      {
-        table: 'webhook_events',
-        where: MATCHES,
-        columns: db.columnsOf(WebhookEvent),
-        key: 'seq',
-        order: 'DESC',
-        // Counts not folded yet (WebhookEventBlocks) are added to both levels.
-        superblocks: `SELECT superblock AS block, rows FROM webhook_event_superblocks
-            WHERE ${MATCHES}
-          UNION ALL
-          SELECT block / ${BLOCKS_PER_SUPERBLOCK} AS block, rows FROM webhook_event_block_changes
-            WHERE ${MATCHES}`,
-        blocks: (range) => `SELECT block, rows FROM webhook_event_blocks
-            WHERE ${MATCHES} AND block ${range}
-          UNION ALL
-          SELECT block, rows FROM webhook_event_block_changes
-            WHERE ${MATCHES} AND block ${range}`,
-        parameters: filter,
-      },
-      request,
-    );
-    return new Page(db.hydrate(WebhookEvent, rows), total, request);
+    const { rows, total } = await this.pages(request, filter);
+    return new Page(this.db.hydrate(WebhookEvent, rows), total, request);
   }
 
   /** The event with this id; with `clientId`, only if that client sent it (the CLI sees all). */

@@ -131,13 +131,37 @@ const blockUpsert = (table: string, key: string, values: string, by: string) =>
   `INSERT INTO ${table} (${key}, rows) VALUES (${values}, ${by})
      ON CONFLICT (${key}) DO UPDATE SET rows = rows + ${by};`;
 const EVENT_KEY = 'client_id, event, status, block';
-const eventBlock = (row: 'NEW' | 'OLD', by: string) =>
+/** SQLite: moves `row`'s count in `webhook_event_blocks` by `by`. */
+export const eventBlock = (row: 'NEW' | 'OLD', by: string) =>
   blockUpsert(
     'webhook_event_blocks',
     EVENT_KEY,
     `${row}.client_id, ${row}.event, ${row}.status, ${row}.seq / 4096`,
     by,
   );
+
+/**
+ * SQLite's four count triggers of webhook events (insert with a seq, numbering, status change,
+ * delete), each running `count(row, by)` for the row whose count it moves. AddPositionSuperblocks
+ * builds its own from the same shape.
+ */
+export function sqliteEventCountTriggers(
+  count: (row: 'NEW' | 'OLD', by: string) => string,
+): string[] {
+  return [
+    `CREATE TRIGGER webhook_events_count_inserted AFTER INSERT ON webhook_events
+     WHEN NEW.seq IS NOT NULL BEGIN ${count('NEW', '1')} END`,
+    `CREATE TRIGGER webhook_events_count_numbered AFTER UPDATE OF seq ON webhook_events
+     WHEN OLD.seq IS NULL AND NEW.seq IS NOT NULL BEGIN ${count('NEW', '1')} END`,
+    `CREATE TRIGGER webhook_events_count_status AFTER UPDATE OF status ON webhook_events
+     WHEN OLD.seq IS NOT NULL AND OLD.status <> NEW.status BEGIN
+     ${count('OLD', '-1')}
+     ${count('NEW', '1')}
+   END`,
+    `CREATE TRIGGER webhook_events_count_deleted AFTER DELETE ON webhook_events
+     WHEN OLD.seq IS NOT NULL BEGIN ${count('OLD', '-1')} END`,
+  ];
+}
 
 const SQLITE_UP = [
   `ALTER TABLE webhook_events ADD COLUMN seq bigint`,
@@ -168,17 +192,7 @@ const SQLITE_UP = [
      UPDATE webhook_events SET seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM webhook_events)
        WHERE rowid = NEW.rowid;
    END`,
-  `CREATE TRIGGER webhook_events_count_inserted AFTER INSERT ON webhook_events
-     WHEN NEW.seq IS NOT NULL BEGIN ${eventBlock('NEW', '1')} END`,
-  `CREATE TRIGGER webhook_events_count_numbered AFTER UPDATE OF seq ON webhook_events
-     WHEN OLD.seq IS NULL AND NEW.seq IS NOT NULL BEGIN ${eventBlock('NEW', '1')} END`,
-  `CREATE TRIGGER webhook_events_count_status AFTER UPDATE OF status ON webhook_events
-     WHEN OLD.seq IS NOT NULL AND OLD.status <> NEW.status BEGIN
-     ${eventBlock('OLD', '-1')}
-     ${eventBlock('NEW', '1')}
-   END`,
-  `CREATE TRIGGER webhook_events_count_deleted AFTER DELETE ON webhook_events
-     WHEN OLD.seq IS NOT NULL BEGIN ${eventBlock('OLD', '-1')} END`,
+  ...sqliteEventCountTriggers(eventBlock),
 ];
 
 const SQLITE_DOWN = [

@@ -1,5 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { createPositionSuperblocks, dropPositionSuperblocks } from '../position-blocks.js';
+import { eventBlock, sqliteEventCountTriggers } from './1763800006000-CreateListPositions.js';
 
 /**
  * The second level of list positions (src/pagination/positions.ts): counts per superblock of 64
@@ -44,14 +45,18 @@ export class AddPositionSuperblocks1763800007000 implements MigrationInterface {
     );
     if (postgres) return;
     for (const statement of SQLITE_TRIGGERS_DROP) await queryRunner.query(statement);
-    for (const statement of sqliteCountTriggers(true)) await queryRunner.query(statement);
+    for (const statement of sqliteEventCountTriggers(eventBlockAndSuperblock)) {
+      await queryRunner.query(statement);
+    }
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     const postgres = queryRunner.connection.options.type === 'postgres';
     if (!postgres) {
       for (const statement of SQLITE_TRIGGERS_DROP) await queryRunner.query(statement);
-      for (const statement of sqliteCountTriggers(false)) await queryRunner.query(statement);
+      for (const statement of sqliteEventCountTriggers(eventBlock)) {
+        await queryRunner.query(statement);
+      }
     }
     await queryRunner.query(`DROP INDEX "IDX_webhook_events_client_id_seq_status_event"`);
     await queryRunner.query(
@@ -70,30 +75,9 @@ const SQLITE_TRIGGERS_DROP = [
   `DROP TRIGGER webhook_events_count_deleted`,
 ];
 
-/** SQLite's count triggers of CreateListPositions, adding the superblock counts when `superblocks`. */
-function sqliteCountTriggers(superblocks: boolean): string[] {
-  const count = (row: 'NEW' | 'OLD', by: string) => {
-    const at = `${row}.client_id, ${row}.event, ${row}.status`;
-    const upsert = (table: string, column: string, per: number) =>
-      `INSERT INTO ${table} (client_id, event, status, ${column}, rows)
-         VALUES (${at}, ${row}.seq / ${per}, ${by})
-         ON CONFLICT (client_id, event, status, ${column}) DO UPDATE SET rows = rows + ${by};`;
-    return (
-      upsert('webhook_event_blocks', 'block', 4096) +
-      (superblocks ? upsert('webhook_event_superblocks', 'superblock', 4096 * 64) : '')
-    );
-  };
-  return [
-    `CREATE TRIGGER webhook_events_count_inserted AFTER INSERT ON webhook_events
-       WHEN NEW.seq IS NOT NULL BEGIN ${count('NEW', '1')} END`,
-    `CREATE TRIGGER webhook_events_count_numbered AFTER UPDATE OF seq ON webhook_events
-       WHEN OLD.seq IS NULL AND NEW.seq IS NOT NULL BEGIN ${count('NEW', '1')} END`,
-    `CREATE TRIGGER webhook_events_count_status AFTER UPDATE OF status ON webhook_events
-       WHEN OLD.seq IS NOT NULL AND OLD.status <> NEW.status BEGIN
-       ${count('OLD', '-1')}
-       ${count('NEW', '1')}
-     END`,
-    `CREATE TRIGGER webhook_events_count_deleted AFTER DELETE ON webhook_events
-       WHEN OLD.seq IS NOT NULL BEGIN ${count('OLD', '-1')} END`,
-  ];
-}
+/** SQLite: moves `row`'s count in `webhook_event_superblocks` by `by`, after its block's. */
+const eventBlockAndSuperblock = (row: 'NEW' | 'OLD', by: string) =>
+  `${eventBlock(row, by)}
+   INSERT INTO webhook_event_superblocks (client_id, event, status, superblock, rows)
+     VALUES (${row}.client_id, ${row}.event, ${row}.status, ${row}.seq / ${4096 * 64}, ${by})
+     ON CONFLICT (client_id, event, status, superblock) DO UPDATE SET rows = rows + ${by};`;
