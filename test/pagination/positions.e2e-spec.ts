@@ -313,6 +313,38 @@ describe('paged lists from maintained block counts (both databases)', () => {
       await expectEveryPage(erin, token, 3);
     });
 
+    it("records a pruned event's effect once when the event is delivered again (CONTRACT §6)", async () => {
+      const gina = await createClient(t);
+      const token = `Bearer ${await issueToken(t, gina)}`;
+      const delivery = attemptCompleted();
+      const first = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', token)
+        .send(delivery)
+        .expect(200);
+      // Processed 40 days ago: past the default retention of 30 days.
+      const old = stamp(new Date(Date.now() - 40 * DAY_MS));
+      await run(
+        `UPDATE webhook_events SET received_at = :old, processed_at = :old, last_attempt_at = :old
+         WHERE id = :id`,
+        { old, id: first.body.data.id },
+      );
+      await t.app.get(WebhookRetention).prune(new Date());
+      const again = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', token)
+        .send(delivery)
+        .expect(200);
+      expect(again.body.data.id).not.toBe(first.body.data.id);
+      const attempts = await run(
+        `SELECT user_id FROM completed_attempts WHERE client_id = :client AND attempt_id = :attempt`,
+        { client: gina.clientId, attempt: delivery.payload.attempt_id },
+      );
+      expect(attempts.map((a) => Number(a.user_id))).toEqual([7]);
+      const ids = (await walk('/v2/webhooks', token, {}, 10)).ids;
+      expect(ids).toEqual([again.body.data.id]);
+    });
+
     it('shows a client its own events only', async () => {
       const mine = await request(t.http)
         .post('/v2/webhooks')
