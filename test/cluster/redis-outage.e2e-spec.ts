@@ -23,22 +23,20 @@ describe('Redis going away and coming back', () => {
     const child = spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: 'ignore' },
+      { stdio: ['ignore', 'pipe', 'ignore'] },
     );
-    // Poll until it answers.
-    const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => null });
-    for (;;) {
-      if (child.exitCode !== null) throw new Error('redis-server exited');
-      try {
-        await probe.connect();
-        await probe.ping();
-        break;
-      } catch {
-        probe.disconnect();
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    probe.disconnect();
+    // Its own log line says when it accepts connections. (Probing with an ioredis client that
+    // fails to connect leaves a 2 s disconnect timer behind, which keeps Jest's worker alive.)
+    let log = '';
+    child.stdout.setEncoding('utf8');
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: string) => {
+        log += chunk;
+        if (log.includes('Ready to accept connections')) resolve();
+      });
+      child.once('exit', () => reject(new Error(`redis-server exited: ${log}`)));
+    });
+    child.stdout.resume();
     return child;
   };
   const stopRedis = async () => {
