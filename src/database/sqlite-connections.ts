@@ -72,7 +72,7 @@ export class SqliteConnections {
     const connection = sqliteConnectionOf(this.dataSource)!;
     if (connection !== this.current) {
       this.current = connection;
-      if (connection.open) connection.pragma('busy_timeout = 0');
+      if (connection.open) configureWriter(connection);
     }
     return connection;
   }
@@ -98,7 +98,7 @@ export class SqliteConnections {
       await readerSource.initialize();
       routeReads(dataSource, readerSource);
     }
-    writer.pragma('busy_timeout = 0');
+    configureWriter(writer);
     return new SqliteConnections(dataSource, readerSource, lockTimeoutMs);
   }
 
@@ -217,6 +217,18 @@ export class SqliteConnections {
     }
     return prepared;
   }
+}
+
+/**
+ * The writer's settings: no synchronous busy wait (see above), and statement and savepoint
+ * journals in memory. A grouped commit runs each delivery in a savepoint, and a statement whose
+ * triggers write other tables needs a statement journal; past 64 KiB SQLite spills those
+ * journals to a temporary file, which cost a webhook delivery about 20 µs of write() calls
+ * (BENCHMARKS.md). Only pages a transaction changes go there, so they stay small.
+ */
+function configureWriter(connection: SqliteConnection): void {
+  connection.pragma('busy_timeout = 0');
+  connection.pragma('temp_store = MEMORY');
 }
 
 const BEGIN: Statement = { sql: 'BEGIN', params: [] };
