@@ -11,6 +11,7 @@ import { CreateCompletedAttempts1763800003010 } from './migrations/1763800003010
 import { WebhookSenders1763800004500 } from './migrations/1763800004500-WebhookSenders.js';
 import { CreateListPositions1763800006000 } from './migrations/1763800006000-CreateListPositions.js';
 import { AddPositionSuperblocks1763800007000 } from './migrations/1763800007000-AddPositionSuperblocks.js';
+import { MergeWebhookStatusIndexes1763800008000 } from './migrations/1763800008000-MergeWebhookStatusIndexes.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   WebhookSenders1763800004500,
   CreateListPositions1763800006000,
   AddPositionSuperblocks1763800007000,
+  MergeWebhookStatusIndexes1763800008000,
 ];

@@ -10,10 +10,9 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
  */
 @Entity({ name: 'webhook_events' })
 @Unique('UQ_webhook_events_client_event_dedupe_key', ['clientId', 'event', 'dedupeKey'])
-@Index('IDX_webhook_events_status_id', ['status', 'id'])
 @Index('UQ_webhook_events_seq', ['seq'], { unique: true })
 @Index('IDX_webhook_events_client_id_seq_status_event', ['clientId', 'seq', 'status', 'event'])
-@Index('IDX_webhook_events_status_last_attempt_at', ['status', 'lastAttemptAt'])
+@Index('IDX_webhook_events_status_last_attempt_at_id', ['status', 'lastAttemptAt', 'id'])
 export class WebhookEvent {
   /** UUIDv7: time-ordered, so ordering by id is ordering by arrival. */
   @PrimaryColumn({ type: 'uuid' })

@@ -21,6 +21,12 @@ export interface WebhookEventFilters {
   status?: WebhookStatus;
 }
 
+/** A failed event's place in the order replays take them. */
+export interface FailedEvent {
+  id: string;
+  lastAttemptAt: Date;
+}
+
 /**
  * Every query of `webhook_events`. Writes take the EntityManager of the transaction the event is
  * processed in (its handler's writes must commit or roll back with it); reads go through Database.
@@ -87,17 +93,34 @@ export class WebhookEventsRepository {
       .findOneBy(clientId === undefined ? { id } : { id, clientId });
   }
 
-  /** Ids of failed events after `after` (all when undefined), oldest first. */
-  async failedIds(after: string | undefined, limit: number): Promise<string[]> {
+  /**
+   * Failed events last attempted before `before`, oldest attempt first, resuming after `after`
+   * (the last of the previous batch): the (status, last_attempt_at, id) index in its order.
+   */
+  async failedBefore(
+    before: Date,
+    after: FailedEvent | undefined,
+    limit: number,
+  ): Promise<FailedEvent[]> {
     const query = this.db.dataSource
       .getRepository(WebhookEvent)
       .createQueryBuilder('e')
-      .select('e.id')
+      .select(['e.id', 'e.lastAttemptAt'])
       .where('e.status = :status', { status: 'failed' })
-      .orderBy('e.id', 'ASC')
+      .andWhere('e.lastAttemptAt < :before', { before })
+      .orderBy('e.lastAttemptAt', 'ASC')
+      .addOrderBy('e.id', 'ASC')
       .limit(limit);
-    if (after) query.andWhere('e.id > :after', { after });
-    return (await query.getMany()).map((row) => row.id);
+    if (after) {
+      query.andWhere('(e.lastAttemptAt, e.id) > (:afterAt, :afterId)', {
+        afterAt: after.lastAttemptAt,
+        afterId: after.id,
+      });
+    }
+    return (await query.getMany()).map(({ id, lastAttemptAt }) => ({
+      id,
+      lastAttemptAt: lastAttemptAt!,
+    }));
   }
 
   /**

@@ -5,7 +5,7 @@ import { Database } from '../database/database.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
 import type { ValidDelivery } from './webhook-delivery.pipe.js';
 import type { WebhookEvent } from './webhook-event.entity.js';
-import { WebhookEventsRepository } from './webhook-events.repository.js';
+import { type FailedEvent, WebhookEventsRepository } from './webhook-events.repository.js';
 import type { WebhookContext } from './webhook-handler.decorator.js';
 import { checkPayload } from './webhook-payload.js';
 import { type RegisteredWebhook, WebhookRegistry } from './webhook-registry.js';
@@ -116,13 +116,17 @@ export class WebhookProcessor {
     return { row: settled, result: settled.status === 'processed' ? 'processed' : 'failed' };
   }
 
-  /** Re-runs every failed event, oldest first; each one that fails again is not retried twice. */
+  /**
+   * Re-runs every event that had failed when the replay started, oldest attempt first. One that
+   * fails again gets a new attempt time, after the start, and so is not retried twice.
+   */
   async replayFailed(): Promise<{ row: WebhookEvent; result: ReplayResult }[]> {
+    const started = new Date();
     const results: { row: WebhookEvent; result: ReplayResult }[] = [];
-    let after: string | undefined;
+    let after: FailedEvent | undefined;
     for (;;) {
-      const batch = await this.events.failedIds(after, REPLAY_BATCH);
-      for (const id of batch) results.push(await this.replay(id));
+      const batch = await this.events.failedBefore(started, after, REPLAY_BATCH);
+      for (const { id } of batch) results.push(await this.replay(id));
       if (batch.length < REPLAY_BATCH) return results;
       after = batch[batch.length - 1];
     }

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { AttemptCompletedHandler } from '../../src/learning/attempt-completed.handler.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
@@ -106,6 +107,32 @@ describe('CLI webhooks:replay', () => {
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
   });
 
+  it('--failed goes through every batch in attempt order, ties included, each event once', async () => {
+    // 230 failed events over three attempt times (ties across the batches of 100), and one
+    // whose last attempt is after the replay started: not retried.
+    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000);
+    const times = [at(30), at(20), at(10)];
+    const rows = Array.from({ length: 230 }, (_, i) => {
+      const attemptId = 900_000 + i;
+      return failedRow(attemptId, times[i < 120 ? 0 : i < 180 ? 1 : 2]);
+    });
+    const later = failedRow(999_999, new Date(Date.now() + 3_600_000));
+    await t.db.getRepository(WebhookEvent).insert([...rows, later]);
+
+    const result = await cli('--failed');
+    expect(result.code).toBe(0);
+    // Events the earlier tests left failed are replayed too; these are checked among them.
+    const output = JSON.parse(result.stdout) as { events: { id: string; result: string }[] };
+    const ours = new Set(rows.map((r) => r.id));
+    const replayed = output.events.filter((e) => ours.has(e.id));
+    const expected = [...rows]
+      .sort((a, b) => +a.lastAttemptAt! - +b.lastAttemptAt! || (a.id < b.id ? -1 : 1))
+      .map((r) => ({ id: r.id, result: 'processed' }));
+    expect(replayed.map(({ id, result }) => ({ id, result }))).toEqual(expected);
+    expect(output.events.some((e) => e.id === later.id)).toBe(false);
+    expect(await row(later.id)).toMatchObject({ status: 'failed', attempts: 1 });
+  });
+
   it('refuses a bad invocation with usage (exit 2) and an unknown id with exit 1', async () => {
     for (const args of [[], ['--id', 'nope']]) {
       const result = await cli(...args);
@@ -121,3 +148,20 @@ describe('CLI webhooks:replay', () => {
     });
   });
 });
+
+/** A stored failed learning.attempt.completed event, as a delivery that failed would leave it. */
+function failedRow(attemptId: number, lastAttemptAt: Date): WebhookEvent {
+  return {
+    id: randomUUID(),
+    clientId: 'replay-test',
+    event: 'learning.attempt.completed',
+    dedupeKey: `natural:${attemptId}`,
+    payload: JSON.stringify({ user_id: 7, module_id: 3, attempt_id: attemptId }),
+    status: 'failed',
+    attempts: 1,
+    lastError: 'Error: learning store unreachable',
+    receivedAt: lastAttemptAt,
+    processedAt: null,
+    lastAttemptAt,
+  };
+}
