@@ -1,6 +1,7 @@
 import type { Database as SqliteConnection, Statement as SqliteStatement } from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
+import { SqliteCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './sqlite-checkpointer.js';
 import type { Statement, StatementResult } from './statement.js';
 import { routeReads, sqliteConnectionOf } from './typeorm-internals.js';
 
@@ -59,6 +60,7 @@ export class SqliteConnections {
     private readonly dataSource: DataSource,
     private readonly readerSource: DataSource | undefined,
     private readonly lockTimeoutMs: number,
+    private readonly checkpointer: SqliteCheckpointer | undefined,
   ) {
     this.current = sqliteConnectionOf(dataSource)!;
     this.readerConnection = readerSource && sqliteConnectionOf(readerSource);
@@ -85,6 +87,7 @@ export class SqliteConnections {
   static async open(dataSource: DataSource, lockTimeoutMs: number): Promise<SqliteConnections> {
     const writer = sqliteConnectionOf(dataSource)!;
     let readerSource: DataSource | undefined;
+    let checkpointer: SqliteCheckpointer | undefined;
     if (!writer.memory) {
       readerSource = new DataSource({
         ...(dataSource.options as Extract<typeof dataSource.options, { type: 'better-sqlite3' }>),
@@ -97,9 +100,10 @@ export class SqliteConnections {
       });
       await readerSource.initialize();
       routeReads(dataSource, readerSource);
+      checkpointer = SqliteCheckpointer.start(writer.name);
     }
     configureWriter(writer);
-    return new SqliteConnections(dataSource, readerSource, lockTimeoutMs);
+    return new SqliteConnections(dataSource, readerSource, lockTimeoutMs, checkpointer);
   }
 
   get separateReader(): boolean {
@@ -108,6 +112,7 @@ export class SqliteConnections {
 
   async close(): Promise<void> {
     await this.turns;
+    await this.checkpointer?.stop();
     await this.readerSource?.destroy();
   }
 
@@ -229,6 +234,8 @@ export class SqliteConnections {
 function configureWriter(connection: SqliteConnection): void {
   connection.pragma('busy_timeout = 0');
   connection.pragma('temp_store = MEMORY');
+  // The checkpoints run on a worker (SqliteCheckpointer); the writer's own are the backstop.
+  connection.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
 }
 
 const BEGIN: Statement = { sql: 'BEGIN', params: [] };
