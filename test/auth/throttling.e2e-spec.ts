@@ -182,5 +182,25 @@ describe('throttling of the token endpoint', () => {
         .send({ grant_type: 'client_credentials', scope: 'customers:read', ...credentials(busy) })
         .expect(200);
     }
+    // Past each failure limit from one place: 4 successes from one address (limit 3 per client
+    // id and address), 6 password grants for one username (limit 5 from all addresses).
+    const post = fromNewAddress();
+    for (let i = 0; i < 4; i++) {
+      await post()
+        .send({ grant_type: 'client_credentials', scope: 'customers:read', ...credentials(busy) })
+        .expect(200);
+    }
+    const user = await createUser(t);
+    for (let i = 0; i < 6; i++) {
+      await fromNewAddress()()
+        .send({
+          grant_type: 'password',
+          scope: 'customers:read',
+          username: user.username,
+          password: user.password,
+          ...credentials(client),
+        })
+        .expect(200);
+    }
   });
 });
