@@ -24,8 +24,8 @@ export class FailureCount {
   /**
    * 429 when any limit is already used up: the attempt is not even looked at. Read as a penalty
    * of 0 points: on Redis one script call, where `get()` is MULTI/GET/PTTL/EXEC through an
-   * ioredis pipeline, which made token issuance 18 % slower than in-process counting (3 %
-   * this way; BENCHMARKS.md). It starts the key's minute if none was running.
+   * ioredis pipeline, which cost token issuance 18 % against in-process counting (BENCHMARKS.md).
+   * It starts the key's minute if none was running.
    */
   async refuseIfExhausted(): Promise<void> {
     const states = await Promise.all(this.counters.map((c) => c.limiter.penalty(c.key, 0)));

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -59,8 +60,13 @@ export class SqliteCheckpointer {
         intervalMs: CHECKPOINT_INTERVAL_MS,
       },
     });
-    // A failing worker only means the writer's backstop checkpoints do all the work.
-    worker.on('error', () => undefined);
+    // A failing worker only means the writer's backstop checkpoints do all the work: said once,
+    // since commits get slower and the WAL file larger (up to the backstop's pages).
+    worker.once('error', (error: Error) =>
+      new Logger('SQLite').warn(
+        `WAL checkpoints fall back to the writer (${error.message}); commits are slower until a restart`,
+      ),
+    );
     // Never what keeps a process alive: the writer checkpoints by itself as well.
     worker.unref();
     return new SqliteCheckpointer(worker);

@@ -225,11 +225,12 @@ export class SqliteConnections {
 }
 
 /**
- * The writer's settings: no synchronous busy wait (see above), and statement and savepoint
- * journals in memory. A grouped commit runs each delivery in a savepoint, and a statement whose
- * triggers write other tables needs a statement journal; past 64 KiB SQLite spills those
- * journals to a temporary file, which cost a webhook delivery about 20 µs of write() calls
- * (BENCHMARKS.md). Only pages a transaction changes go there, so they stay small.
+ * The writer's settings: no synchronous busy wait (see above), and temporary storage in memory.
+ * A grouped commit runs each delivery in a savepoint, and a statement whose triggers write other
+ * tables keeps a statement journal; past 64 KiB SQLite spills those journals to a temporary file,
+ * which cost a webhook delivery about 20 µs of write() calls (BENCHMARKS.md). They hold the pages
+ * one transaction changes, so they stay small; the one large sort (counting a whole table into
+ * position blocks) runs in a migration, before the service opens its connections.
  */
 function configureWriter(connection: SqliteConnection): void {
   connection.pragma('busy_timeout = 0');
