@@ -11,14 +11,23 @@ import type { FieldErrors } from '../exceptions/api.exception.js';
 /** Metadata key of a nested DTO's class, set by @NestedObject(). */
 export const NESTED_TYPE = Symbol('nested-type');
 
-const fieldsOf = new WeakMap<Type, ReadonlySet<string>>();
+/** A declared field, and the class of its nested DTO when @NestedObject() gave one. */
+type DeclaredFields = ReadonlyMap<string, (() => Type) | undefined>;
+
+const fieldsOf = new WeakMap<Type, DeclaredFields>();
 
 /** The fields a DTO class declares (every property that has a class-validator rule). */
-export function declaredFields(metatype: Type): ReadonlySet<string> {
+export function declaredFields(metatype: Type): DeclaredFields {
   let fields = fieldsOf.get(metatype);
   if (!fields) {
     const rules = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
-    fields = new Set(rules.map((rule) => rule.propertyName));
+    fields = new Map(
+      rules.map(({ propertyName }) => [
+        propertyName,
+        Reflect.getMetadata(NESTED_TYPE, metatype.prototype, propertyName) as
+          (() => Type) | undefined,
+      ]),
+    );
     fieldsOf.set(metatype, fields);
   }
   return fields;
@@ -42,7 +51,10 @@ export function splitUnknownFields(
   prefix = '',
 ): { known: Record<string, unknown>; errors: FieldErrors } {
   const fields = declaredFields(metatype);
-  const known: Record<string, unknown> = Object.create(null);
+  // A plain object, not Object.create(null): its keys are declared property names only (never
+  // `__proto__`), and V8 keeps a null-prototype object in dictionary mode, which made copying it
+  // onto the DTO instance the slowest line of a webhook's validation (BENCHMARKS.md).
+  const known: Record<string, unknown> = {};
   const errors = new Map<string, string[]>();
   for (const key of Object.keys(value)) {
     const path = prefix ? `${prefix}.${key}` : key;
@@ -50,8 +62,7 @@ export function splitUnknownFields(
       errors.set(path, [`The ${path} field is not allowed.`]);
       continue;
     }
-    const nested = Reflect.getMetadata(NESTED_TYPE, metatype.prototype, key) as
-      (() => Type) | undefined;
+    const nested = fields.get(key);
     const child = value[key];
     if (nested && isPlainObject(child)) {
       const inner = splitUnknownFields(nested(), child, path);
