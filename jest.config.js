@@ -7,7 +7,8 @@ const REQUIRED_ESM = ['content-disposition'];
 /** @type {import('jest').Config} */
 export default {
   rootDir: '.',
-  testEnvironment: 'node',
+  // Node's environment, stopping child processes a test file left running (test/support).
+  testEnvironment: '<rootDir>/test/support/environment.mjs',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { ...swc, swcrc: false }],

@@ -1,8 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
-import { freePort, runNode, ServerProcess, startServer } from '../support/processes.js';
+import { freePort, runNode, ServerProcess, spawnChild, startServer } from '../support/processes.js';
 import { errors, oauthErrors } from '../support/responses.js';
 
 /**
@@ -20,7 +20,7 @@ describe('Redis going away and coming back', () => {
   const newAddress = () => `192.0.2.${nextAddress++}`;
 
   const startRedis = async () => {
-    const child = spawn(
+    const child = spawnChild(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: ['ignore', 'pipe', 'ignore'] },
@@ -28,15 +28,15 @@ describe('Redis going away and coming back', () => {
     // Its own log line says when it accepts connections. (Probing with an ioredis client that
     // fails to connect leaves a 2 s disconnect timer behind, which keeps Jest's worker alive.)
     let log = '';
-    child.stdout.setEncoding('utf8');
+    child.stdout!.setEncoding('utf8');
     await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (chunk: string) => {
+      child.stdout!.on('data', (chunk: string) => {
         log += chunk;
         if (log.includes('Ready to accept connections')) resolve();
       });
       child.once('exit', () => reject(new Error(`redis-server exited: ${log}`)));
     });
-    child.stdout.resume();
+    child.stdout!.resume();
     return child;
   };
   const stopRedis = async () => {

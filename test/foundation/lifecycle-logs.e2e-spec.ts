@@ -1,10 +1,9 @@
 import { jest } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { migrations } from '../../src/database/migrations.js';
 import { PER_INSTANCE_LIMITS } from '../../src/logging/lifecycle-log.js';
 import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';
-import { freePort, ROOT, runNode, startServer } from '../support/processes.js';
+import { freePort, ROOT, runNode, spawnChild, startServer } from '../support/processes.js';
 
 // Each test runs the built server as a separate process, seconds each on a busy machine.
 jest.setTimeout(90000);
@@ -86,14 +85,14 @@ describe('start and stop, as logged', () => {
 
   it('`npm start` stopped by a signal leaves no server process behind', async () => {
     const port = await freePort();
-    const npm = spawn('npm', ['start'], {
+    const npm = spawnChild('npm', ['start'], {
       cwd: ROOT,
       env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    npm.stdout.on('data', (chunk) => (output += chunk));
-    npm.stderr.on('data', (chunk) => (output += chunk));
+    npm.stdout!.on('data', (chunk) => (output += chunk));
+    npm.stderr!.on('data', (chunk) => (output += chunk));
     const deadline = Date.now() + 60000;
     while (!serviceLines(output).some((line) => line.msg.startsWith('listening on'))) {
       if (npm.exitCode !== null || Date.now() > deadline) throw new Error(`no start:\n${output}`);

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import request from 'supertest';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { usingPostgres } from '../support/database.js';
-import { ROOT } from '../support/processes.js';
+import { ROOT, spawnChild } from '../support/processes.js';
 import { errors } from '../support/responses.js';
 import { createCustomer, storedCustomer } from '../factories/customer.factory.js';
 
@@ -25,7 +25,7 @@ async function holdWriteLock(file: string): Promise<{ release(): Promise<void> }
     process.stdin.on('data', end);
     setTimeout(end, 10000);
     process.stdout.write('locked\\n');`;
-  const child: ChildProcess = spawn(process.execPath, ['-e', script, file], {
+  const child: ChildProcess = spawnChild(process.execPath, ['-e', script, file], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
   });

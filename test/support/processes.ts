@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -17,6 +17,22 @@ mkdirSync(CLEAN_CWD, { recursive: true });
 /** TOKEN_ISSUER of the servers tests start (README "Configuration": instances share one). */
 export const TEST_ISSUER = 'http://localhost:3000';
 
+/**
+ * Every child process a test starts, until it closes: test/support/environment.mjs kills those
+ * still running when the test file ends, so that a test failing half-way leaves none behind.
+ */
+const children: Set<ChildProcess> = ((
+  globalThis as Record<string, unknown>
+).__testChildProcesses ??= new Set<ChildProcess>()) as Set<ChildProcess>;
+
+/** `spawn()`, with the child stopped at the end of the test file if it is still running. */
+export function spawnChild(command: string, args: string[], options: SpawnOptions): ChildProcess {
+  const child = spawn(command, args, options);
+  children.add(child);
+  child.once('close', () => children.delete(child));
+  return child;
+}
+
 /** Variables for a child: the test's own over ours; `undefined` removes one. */
 export type ChildEnv = Record<string, string | undefined>;
 
@@ -33,15 +49,15 @@ export async function runNode(
   timeoutMs = 30000,
   cwd = CLEAN_CWD,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [resolve(ROOT, script), ...args], {
+  const child = spawnChild(process.execPath, [resolve(ROOT, script), ...args], {
     cwd,
     env: childEnv(process.env, { LOG_LEVEL: 'warn' }, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const [code] = (await once(child, 'exit')) as [number | null];
   clearTimeout(timer);
@@ -76,7 +92,7 @@ export async function startServer(
   cwd = CLEAN_CWD,
 ): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [resolve(ROOT, script)], {
+  const child = spawnChild(process.execPath, [resolve(ROOT, script)], {
     cwd,
     env: childEnv(
       process.env,
