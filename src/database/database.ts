@@ -122,19 +122,9 @@ export class Database implements OnModuleDestroy {
       if (sqlite.separateReader) return sqlite.run(sqlite.reader, statement).rows;
       return sqlite.inTurn(() => sqlite.run(sqlite.reader, statement).rows);
     }
-    const pool = postgresPoolOf(this.dataSource);
-    if (!statement.prepared || !pool) {
-      return (await this.dataSource.query(statement.sql, statement.params)) as Row[];
-    }
-    // Straight to the pool, as a named statement: no query runner to create and release, and the
-    // server parses and plans the text once per connection instead of on every request.
-    this.dataSource.logger.logQuery(statement.sql, statement.params);
-    const result = await pool.query({
-      name: statement.prepared,
-      text: statement.sql,
-      values: statement.params,
-    });
-    return result.rows as Row[];
+    const prepared = await this.runPrepared(statement);
+    if (prepared) return prepared.rows;
+    return (await this.dataSource.query(statement.sql, statement.params)) as Row[];
   }
 
   /** Several reads that must see one snapshot (a total and the page it describes). */
@@ -167,6 +157,8 @@ export class Database implements OnModuleDestroy {
    */
   async execute(statement: Statement): Promise<StatementResult> {
     if (this.sqlite) return this.writes.submit(statement);
+    const prepared = await this.runPrepared(statement);
+    if (prepared) return prepared;
     const runner = this.dataSource.createQueryRunner('master');
     try {
       return await runPostgres(runner, statement);
@@ -218,6 +210,23 @@ export class Database implements OnModuleDestroy {
   ): Promise<T> {
     if (!this.sqlite) return this.postgresGroups.submit({ work, concurrent }) as Promise<T>;
     return this.groups.submit(work) as Promise<T>;
+  }
+
+  /**
+   * PostgreSQL: a statement whose text repeats, straight to the pool as a named statement (in a
+   * transaction of its own): no query runner to create and release, and the server parses and
+   * plans the text once per connection instead of on every request. Undefined otherwise.
+   */
+  private async runPrepared(statement: Statement): Promise<StatementResult | undefined> {
+    const pool = postgresPoolOf(this.dataSource);
+    if (!statement.prepared || !pool) return undefined;
+    this.dataSource.logger.logQuery(statement.sql, statement.params);
+    const result = await pool.query({
+      name: statement.prepared,
+      text: statement.sql,
+      values: statement.params,
+    });
+    return { rows: result.rows as Row[], affected: result.rowCount ?? 0 };
   }
 
   /**
