@@ -11,12 +11,17 @@ const SCHEMA = 'bench_ceiling';
 /**
  * The scripts, one transaction each, as the service runs them:
  * (a) the prepared primary-key read of GET /v2/customers/:id/company;
+ * (b) the one-statement update of PUT /v2/customers/:id/company (a transaction of its own, so
+ *     one WAL flush each, as for the service);
  * (c) one webhook delivery: BEGIN, the event row, the handler's row, COMMIT, into copies of the
  *     real tables (same columns, indexes and constraints) so the runs leave the real ones alone.
  */
 const SCRIPTS = {
   a: (idSpan) => `\\set id random(1, ${idSpan})
 SELECT company_name, company_type FROM public.customers WHERE id = :id;
+`,
+  b: (idSpan) => `\\set id random(1, ${idSpan})
+UPDATE public.customers SET company_name = 'Company ' || :id WHERE id = :id RETURNING id, company_name, company_type;
 `,
   c: () => `\\set attempt random(1, 4000000000000)
 BEGIN;
