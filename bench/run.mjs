@@ -175,6 +175,8 @@ async function runOnce(pid, opts) {
  * at the start would measure the drift as much as the service.
  */
 /**
+ * `versus`: another server (`pid`, autocannon `opts()`) run just before each measured run, with
+ * the measured run's share of it (the Redis counters' row against in-process counting).
  * `concurrent`: autocannon options of a second load run beside the measured one. `ceiling`: the
  * pgbench run paired with each run. `before`: set-up before each run (not timed); `during`: work
  * started with the measured run, resolving to its duration in ms (reported per run), and then
@@ -186,7 +188,7 @@ async function measure(
   pid,
   makeOpts,
   baseline,
-  { concurrent, ceiling, before, during } = {},
+  { concurrent, ceiling, before, during, versus } = {},
 ) {
   const runs = [];
   let rss = 0;
@@ -194,6 +196,7 @@ async function measure(
     before?.();
     const base = await runOnce(baseline.pid, baseline.opts());
     const without = during ? await runOnce(pid, makeOpts()) : undefined;
+    const other = versus ? await runOnce(versus.pid, versus.opts()) : undefined;
     const db = ceiling ? ceiling() : undefined;
     const side = during?.();
     const [run] = await Promise.all([
@@ -210,9 +213,11 @@ async function measure(
       ...(db && { ceiling_tps: db.tps, ceiling_share: run.rps / db.tps }),
       ...(sideMs !== undefined && { during_ms: sideMs }),
       ...(without && { without_rps: without.rps, share_of_without: run.rps / without.rps }),
+      ...(other && { versus_rps: other.rps, share_of_versus: run.rps / other.rps }),
     });
   }
   const pairedRuns = runs.filter((r) => r.without_rps);
+  const versusRuns = runs.filter((r) => r.versus_rps);
   const ceilingRuns = runs.filter((r) => r.ceiling_tps);
   return {
     scenario: name,
@@ -227,6 +232,10 @@ async function measure(
     ...(pairedRuns.length && {
       without_rps: median(pairedRuns.map((r) => r.without_rps)),
       share_of_without: median(pairedRuns.map((r) => r.share_of_without)),
+    }),
+    ...(versusRuns.length && {
+      versus_rps: median(versusRuns.map((r) => r.versus_rps)),
+      share_of_versus: median(versusRuns.map((r) => r.share_of_versus)),
     }),
     ...(ceilingRuns.length && {
       ceiling_tps: median(ceilingRuns.map((r) => r.ceiling_tps)),
@@ -341,6 +350,12 @@ async function main() {
       scope: 'customers:read',
     });
     const jsonHeaders = { 'content-type': 'application/json', accept: 'application/json' };
+    const issueToken = (server) => () => ({
+      url: `${server}/oauth/token`,
+      method: 'POST',
+      headers: jsonHeaders,
+      body: tokenBody,
+    });
 
     const getCompany = () => ({
       url: base,
@@ -389,27 +404,15 @@ async function main() {
           }),
         ],
         ['(c) POST /v2/webhooks', pid, postWebhooks],
-        [
-          '(e) POST /oauth/token client_credentials',
-          pid,
-          () => ({
-            url: `${base}/oauth/token`,
-            method: 'POST',
-            headers: jsonHeaders,
-            body: tokenBody,
-          }),
-        ],
+        ['(e) POST /oauth/token client_credentials', pid, issueToken(base)],
         ...(withRedis
           ? [
               [
                 '(e) POST /oauth/token client_credentials, counters in Redis',
                 withRedis.child.pid,
-                () => ({
-                  url: `${withRedis.base}/oauth/token`,
-                  method: 'POST',
-                  headers: jsonHeaders,
-                  body: tokenBody,
-                }),
+                issueToken(withRedis.base),
+                // Each run paired with the in-process server just before it (same load).
+                { versus: { pid, opts: issueToken(base) } },
               ],
             ]
           : []),
@@ -459,8 +462,10 @@ async function main() {
       if (!pgbenchAvailable()) throw new Error('--pg needs pgbench on the PATH (the ceiling runs)');
       prepareCeiling(args.pg);
     }
-    for (const [name, target, makeOpts] of scenarios.filter(([name]) => wanted(name))) {
-      results.push(await measure(name, target, makeOpts, paired, { ceiling: ceilingOf(name) }));
+    for (const [name, target, makeOpts, options] of scenarios.filter(([name]) => wanted(name))) {
+      results.push(
+        await measure(name, target, makeOpts, paired, { ceiling: ceilingOf(name), ...options }),
+      );
       console.log(`  done: ${name}`);
     }
     if (args.pg) dropCeiling(args.pg);
@@ -568,6 +573,8 @@ async function main() {
     }),
     // (h): intake during the prune against intake just before it, on the same tables.
     ...(r.share_of_without && { 'vs without': `${(r.share_of_without * 100).toFixed(0)}%` }),
+    // The Redis counters' row: against in-process counting, run just before each of its runs.
+    ...(r.share_of_versus && { 'vs in-process': `${(r.share_of_versus * 100).toFixed(0)}%` }),
     'RSS MB': r.rss_mb ?? '',
     'non-2xx': r.failed_responses ?? '',
   }));
