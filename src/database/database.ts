@@ -122,9 +122,7 @@ export class Database implements OnModuleDestroy {
       if (sqlite.separateReader) return sqlite.run(sqlite.reader, statement).rows;
       return sqlite.inTurn(() => sqlite.run(sqlite.reader, statement).rows);
     }
-    const prepared = await this.runPrepared(statement);
-    if (prepared) return prepared.rows;
-    return (await this.dataSource.query(statement.sql, statement.params)) as Row[];
+    return (await this.runOnPostgres(statement)).rows;
   }
 
   /** Several reads that must see one snapshot (a total and the page it describes). */
@@ -157,14 +155,7 @@ export class Database implements OnModuleDestroy {
    */
   async execute(statement: Statement): Promise<StatementResult> {
     if (this.sqlite) return this.writes.submit(statement);
-    const prepared = await this.runPrepared(statement);
-    if (prepared) return prepared;
-    const runner = this.dataSource.createQueryRunner('master');
-    try {
-      return await runPostgres(runner, statement);
-    } finally {
-      await runner.release();
-    }
+    return this.runOnPostgres(statement);
   }
 
   /**
@@ -213,20 +204,27 @@ export class Database implements OnModuleDestroy {
   }
 
   /**
-   * PostgreSQL: a statement whose text repeats, straight to the pool as a named statement (in a
-   * transaction of its own): no query runner to create and release, and the server parses and
-   * plans the text once per connection instead of on every request. Undefined otherwise.
+   * PostgreSQL: one statement in a transaction of its own. A text that repeats goes straight to
+   * the pool as a named statement: no query runner to create and release, and the server parses
+   * and plans the text once per connection instead of on every request.
    */
-  private async runPrepared(statement: Statement): Promise<StatementResult | undefined> {
+  private async runOnPostgres(statement: Statement): Promise<StatementResult> {
     const pool = postgresPoolOf(this.dataSource);
-    if (!statement.prepared || !pool) return undefined;
-    this.dataSource.logger.logQuery(statement.sql, statement.params);
-    const result = await pool.query({
-      name: statement.prepared,
-      text: statement.sql,
-      values: statement.params,
-    });
-    return { rows: result.rows as Row[], affected: result.rowCount ?? 0 };
+    if (statement.prepared && pool) {
+      this.dataSource.logger.logQuery(statement.sql, statement.params);
+      const result = await pool.query({
+        name: statement.prepared,
+        text: statement.sql,
+        values: statement.params,
+      });
+      return { rows: result.rows as Row[], affected: result.rowCount ?? 0 };
+    }
+    const runner = this.dataSource.createQueryRunner('master');
+    try {
+      return await runPostgres(runner, statement);
+    } finally {
+      await runner.release();
+    }
   }
 
   /**

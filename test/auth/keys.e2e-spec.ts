@@ -176,29 +176,22 @@ describe('signing keys and metadata', () => {
     const env = { DATABASE_URL: `sqlite:${join(dir, 'app.sqlite')}`, LOG_LEVEL: 'warn' };
     try {
       let server = await startServer(env);
-      let credentials: { client_id: string; client_secret: string };
-      let access_token: string;
+      const created = await runNode(
+        'dist/src/cli.js',
+        ['clients:create', '--name', 'x', '--scopes', 'customers:read'],
+        env,
+      );
+      const credentials = JSON.parse(created.stdout);
       const post = (path: string, body: object) =>
         fetch(`${server.baseUrl}${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ ...credentials, ...body }),
         }).then(json);
-      try {
-        const created = await runNode(
-          'dist/src/cli.js',
-          ['clients:create', '--name', 'x', '--scopes', 'customers:read'],
-          env,
-        );
-        credentials = JSON.parse(created.stdout) as typeof credentials;
-        ({ access_token } = (await post('/oauth/token', {
-          grant_type: 'client_credentials',
-          scope: 'customers:read',
-        })) as { access_token: string });
-      } catch (error) {
-        await server.stop('SIGKILL');
-        throw error;
-      }
+      const { access_token } = await post('/oauth/token', {
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+      });
       expect(await server.stop()).toBe(0);
 
       server = await startServer(env);
