@@ -12,9 +12,7 @@ export default class ServiceTestEnvironment extends TestEnvironment {
 
   async teardown() {
     const children = [...(this.global.__testChildProcesses ?? [])];
-    const running = children.filter(
-      (child) => child.exitCode === null && child.signalCode === null,
-    );
+    const running = children.filter(isRunning);
     if (running.length > 0) {
       process.stderr.write(
         `${this.testPath}: stopping ${running.length} child process(es) it left running\n`,
@@ -25,8 +23,10 @@ export default class ServiceTestEnvironment extends TestEnvironment {
   }
 }
 
+const isRunning = (child) => child.exitCode === null && child.signalCode === null;
+
 async function stop(child) {
-  if (child.exitCode === null && child.signalCode === null) {
+  if (isRunning(child)) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
