@@ -40,7 +40,7 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
    */
   subscriber(): Redis {
     const subscriber = this.watch(
-      this.client!.duplicate({ enableOfflineQueue: true }),
+      this.client!.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false }),
       'subscriptions',
     );
     this.subscribers.push(subscriber);
@@ -77,6 +77,9 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
 
 const OPTIONS = {
   enableOfflineQueue: false,
+  // Commands issued in the same tick (concurrent token requests' counters) go out as one write:
+  // token issuance with Redis counters +5 to +11 % in alternated pairs (BENCHMARKS.md).
+  enableAutoPipelining: true,
   maxRetriesPerRequest: 1,
   connectTimeout: 2000,
   // Quickly back, then every second at most: a returning Redis is used within a second.
