@@ -78,7 +78,8 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
 const OPTIONS = {
   enableOfflineQueue: false,
   // Commands issued in the same tick (concurrent token requests' counters) go out as one write:
-  // token issuance with Redis counters +5 to +11 % in alternated pairs (BENCHMARKS.md).
+  // token issuance with Redis counters +5 to +14 % in a focused harness's alternated pairs
+  // (BENCHMARKS.md, sixth session; within noise in the bench's own row).
   enableAutoPipelining: true,
   maxRetriesPerRequest: 1,
   connectTimeout: 2000,
