@@ -40,7 +40,7 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
    */
   subscriber(): Redis {
     const subscriber = this.watch(
-      this.client!.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false }),
+      this.client!.duplicate({ enableOfflineQueue: true }),
       'subscriptions',
     );
     this.subscribers.push(subscriber);
@@ -77,9 +77,8 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
 
 const OPTIONS = {
   enableOfflineQueue: false,
-  // Commands issued in the same tick (concurrent token requests' counters) go out as one write:
-  // token issuance with Redis counters +5 to +14 % in a focused harness's alternated pairs
-  // (BENCHMARKS.md, sixth session; within noise in the bench's own row).
+  // Commands issued in the same tick (concurrent token requests' counters) go out as one write
+  // (ioredis leaves (un)subscribe out of it by itself): BENCHMARKS.md, sixth session.
   enableAutoPipelining: true,
   maxRetriesPerRequest: 1,
   connectTimeout: 2000,

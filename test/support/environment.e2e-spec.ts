@@ -1,41 +1,28 @@
 import { jest } from '@jest/globals';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ROOT, spawnChild } from './processes.js';
+import { ROOT, runNode } from './processes.js';
 
 jest.setTimeout(60000);
 
 /**
  * The test environment (test/support/environment.mjs): a child process a test file leaves running
  * is killed when the file ends, and named on stderr. Without it the child keeps Jest from exiting
- * ("Jest did not exit one second after the test run has completed"), and this test times out.
+ * ("Jest did not exit one second after the test run has completed"): runNode kills that Jest after
+ * its timeout and the exit code is not 0.
  */
 describe('test environment', () => {
   it('stops a child process a test file left running, so that Jest exits', async () => {
     const pidFile = join(mkdtempSync(join(tmpdir(), 'environment-test-')), 'pid');
     const fixture = resolve(ROOT, 'test/support/fixtures/leaves-a-child.fixture.ts');
-    const jestRun = spawnChild(
-      process.execPath,
-      [
-        '--experimental-vm-modules',
-        '--no-warnings=ExperimentalWarning',
-        resolve(ROOT, 'node_modules/jest/bin/jest.js'),
-        '--ci',
-        '--testMatch',
-        fixture,
-      ],
-      {
-        cwd: ROOT,
-        env: { ...process.env, FIXTURE_PID_FILE: pidFile },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    const { code, stderr } = await runNode(
+      'node_modules/jest/bin/jest.js',
+      ['--ci', '--testMatch', fixture],
+      { NODE_OPTIONS: '--experimental-vm-modules', FIXTURE_PID_FILE: pidFile },
+      30000,
+      ROOT,
     );
-    let stderr = '';
-    jestRun.stderr!.on('data', (chunk) => (stderr += chunk));
-    jestRun.stdout!.resume();
-    const [code] = (await once(jestRun, 'exit')) as [number | null];
 
     expect(code).toBe(0);
     expect(stderr).toContain('1 passed, 1 total');
