@@ -258,16 +258,16 @@ export class Database implements OnModuleDestroy {
   }
 
   private transactTogether(works: ManagerWork[]): Promise<Outcome<unknown>[]> {
-    const writer = this.sqlite!.writer;
+    const sqlite = this.sqlite!;
     return this.transaction(async (manager) => {
       if (works.length === 1) return [{ value: await works[0](manager) }];
       const outcomes: Outcome<unknown>[] = [];
       for (const each of works) {
         try {
-          outcomes.push({ value: await manager.transaction(each) }); // a savepoint
+          outcomes.push({ value: await sqlite.savepoint(() => each(manager)) });
         } catch (error) {
           // SQLite abandoned the transaction (I/O error, disk full…): the group fails as one.
-          if (!writer.inTransaction) throw error;
+          if (!sqlite.writer.inTransaction) throw error;
           outcomes.push({ error });
         }
       }

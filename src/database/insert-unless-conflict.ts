@@ -6,6 +6,7 @@ import type {
   QueryResult,
   QueryRunner,
 } from 'typeorm';
+import { sqliteConnectionsOf } from './sqlite-connections.js';
 
 type Columns = ReturnType<DataSource['getMetadata']>['columns'];
 type Prepared = {
@@ -102,6 +103,15 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
     }
     return driver.preparePersistentValue(value, column);
   });
+  // SQLite, in a write transaction (so on the writer, in its turn): straight to the writer's
+  // prepared statement. TypeORM's query runner wraps each query in events and awaits that cost
+  // a webhook delivery more than the insert itself (BENCHMARKS.md).
+  const sqlite = manager.queryRunner?.isTransactionActive
+    ? sqliteConnectionsOf(dataSource)
+    : undefined;
+  if (sqlite) {
+    return sqlite.run(sqlite.writer, { sql: statement.sql, params: parameters }).affected === 1;
+  }
   if (manager.queryRunner && statement.many) {
     return insertTogether(manager.queryRunner, statement, parameters);
   }
