@@ -8,7 +8,7 @@ import {
   StatementTemplates,
   type Work,
 } from './statement.js';
-import { type Outcome, TurnBatcher } from './turn-batch.js';
+import { type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
 import { markTransaction, postgresPoolOf } from './typeorm-internals.js';
 
 export interface DatabaseOptions {
@@ -328,13 +328,6 @@ export class Database implements OnModuleDestroy {
       await runner.release();
     }
   }
-}
-
-function outcomeOf<T>(promise: Promise<T>): Promise<Outcome<T>> {
-  return promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
 }
 
 function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {

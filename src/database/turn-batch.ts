@@ -1,6 +1,14 @@
 /** What one item of a batch came to: its value, or its own error. */
 export type Outcome<T> = { value: T } | { error: unknown };
 
+/** The outcome `promise` settles to. */
+export function outcomeOf<T>(promise: Promise<T>): Promise<Outcome<T>> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+}
+
 interface Pending<I, T> {
   items: I[];
   answers: { resolve: (value: T) => void; reject: (error: unknown) => void }[];

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { Customer } from '../../src/customers/customer.entity.js';
+import { CustomersRepository } from '../../src/customers/customers.repository.js';
 import { createCustomer, storedCustomer } from '../factories/customer.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader } from '../support/auth.js';
@@ -131,6 +133,53 @@ describe('customer company: GET and PUT /v2/customers/{customer_id}/company', ()
         expect([a.status, b.status]).toEqual([200, 200]);
         expect(await storedCustomer(t, id)).toMatchObject({ companyName: name, companyType: type });
       }
+    });
+
+    it('answers each of concurrent updates (one statement on PostgreSQL) with its own result', async () => {
+      const [a, b, c] = await Promise.all(
+        ['A', 'B', 'C'].map((name) => createCustomer(t, { name, type: 'private' })),
+      );
+      const customers = t.app.get(CustomersRepository);
+      const found = (customer: Customer | null) =>
+        customer && { id: customer.id, name: customer.companyName, type: customer.companyType };
+      // All in one turn of the event loop: repeats of an id apply in the order they were made.
+      const answers = await Promise.all([
+        customers.updateCompany(a.id, { name: 'A2' }),
+        customers.updateCompany(b.id, { name: null, type: 'llp' }),
+        customers.updateCompany(a.id, { type: 'charity' }),
+        customers.updateCompany(c.id, { name: 'First' }),
+        customers.updateCompany(2147483647, { name: 'Nobody' }),
+        customers.updateCompany(c.id, { name: 'Second' }),
+      ]);
+      expect(answers.map(found)).toEqual([
+        { id: a.id, name: 'A2', type: 'private' },
+        { id: b.id, name: null, type: 'llp' },
+        { id: a.id, name: 'A2', type: 'charity' },
+        { id: c.id, name: 'First', type: 'private' },
+        null,
+        { id: c.id, name: 'Second', type: 'private' },
+      ]);
+      expect(await Promise.all([a.id, b.id, c.id].map((id) => storedCustomer(t, id)))).toEqual([
+        { id: a.id, companyName: 'A2', companyType: 'charity' },
+        { id: b.id, companyName: null, companyType: 'llp' },
+        { id: c.id, companyName: 'Second', companyType: 'private' },
+      ]);
+    });
+
+    it('fails only the update the database refuses among concurrent ones', async () => {
+      const [a, b] = await Promise.all(
+        ['A', 'B'].map((name) => createCustomer(t, { name, type: 'private' })),
+      );
+      const customers = t.app.get(CustomersRepository);
+      // Past the column's 255 characters (validation stops it before; PostgreSQL refuses it,
+      // SQLite does not check lengths).
+      const outcomes = await Promise.allSettled([
+        customers.updateCompany(a.id, { name: 'Kept' }),
+        customers.updateCompany(b.id, { name: 'x'.repeat(300) }),
+      ]);
+      expect(outcomes[0]).toMatchObject({ status: 'fulfilled', value: { companyName: 'Kept' } });
+      expect(outcomes[1].status).toBe(t.db.options.type === 'postgres' ? 'rejected' : 'fulfilled');
+      expect((await storedCustomer(t, a.id))?.companyName).toBe('Kept');
     });
 
     it('turns a retail customer into a company and back', async () => {
