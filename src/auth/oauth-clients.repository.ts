@@ -10,14 +10,20 @@ const STATE = { id: true, disabled: true, tokensNotBefore: true } as const;
 /** Every query of `oauth_clients`. */
 @Injectable()
 export class OAuthClientsRepository {
-  constructor(private readonly db: Database) {}
+  /** The read of every token request, as one prepared statement (no query to build each time). */
+  private readonly byId: string;
+
+  constructor(private readonly db: Database) {
+    this.byId = `SELECT ${db.columnsOf(OAuthClient)} FROM oauth_clients WHERE id = :id`;
+  }
 
   private get rows() {
     return this.db.dataSource.getRepository(OAuthClient);
   }
 
-  findById(id: string): Promise<OAuthClient | null> {
-    return this.rows.findOneBy({ id });
+  async findById(id: string): Promise<OAuthClient | null> {
+    const rows = await this.db.select(this.db.sql(this.byId, { id }));
+    return this.db.hydrate(OAuthClient, rows)[0] ?? null;
   }
 
   states(): Promise<ClientStateRow[]> {

@@ -39,7 +39,12 @@ export class WebhookEventsRepository {
   /** One client's events by `seq`, newest first, placed by the counts the database keeps. */
   private readonly pages: PageReader;
 
+  /** One event by id, optionally only the given client's: one prepared statement. */
+  private readonly byId: string;
+
   constructor(private readonly db: Database) {
+    this.byId = `SELECT ${db.columnsOf(WebhookEvent)} FROM webhook_events
+      WHERE id = :id AND (CAST(:client AS varchar(64)) IS NULL OR client_id = :client)`;
     this.pages = pageReader(db, {
       table: 'webhook_events',
       where: MATCHES,
@@ -87,10 +92,9 @@ export class WebhookEventsRepository {
   }
 
   /** The event with this id; with `clientId`, only if that client sent it (the CLI sees all). */
-  findById(id: string, clientId?: string): Promise<WebhookEvent | null> {
-    return this.db.dataSource
-      .getRepository(WebhookEvent)
-      .findOneBy(clientId === undefined ? { id } : { id, clientId });
+  async findById(id: string, clientId?: string): Promise<WebhookEvent | null> {
+    const rows = await this.db.select(this.db.sql(this.byId, { id, client: clientId ?? null }));
+    return this.db.hydrate(WebhookEvent, rows)[0] ?? null;
   }
 
   /**
