@@ -165,6 +165,10 @@ export class CustomersRepository {
     if (batch.length === 1) return [await outcomeOf(this.updateOne(batch[0]))];
     const outcomes: Outcome<Row | null>[] = [];
     for (const round of rounds(batch)) {
+      // In id order, so that two batches in flight at once (two connections, two instances)
+      // lock shared rows in the same order (PostgreSQL joins a small array row by row, in its
+      // order); a deadlock that still happens aborts one statement, retried one by one below.
+      round.sort((a, b) => batch[a].id - batch[b].id);
       const updates = round.map((i) => batch[i]);
       let rows: Map<number, Row>;
       try {
