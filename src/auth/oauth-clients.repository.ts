@@ -10,20 +10,19 @@ const STATE = { id: true, disabled: true, tokensNotBefore: true } as const;
 /** Every query of `oauth_clients`. */
 @Injectable()
 export class OAuthClientsRepository {
-  /** The read of every token request, as one prepared statement (no query to build each time). */
-  private readonly byId: string;
+  /** The read of every token request. */
+  private readonly byId: (parameters: { id: string }) => Promise<OAuthClient | null>;
 
   constructor(private readonly db: Database) {
-    this.byId = `SELECT ${db.columnsOf(OAuthClient)} FROM oauth_clients WHERE id = :id`;
+    this.byId = db.oneBy(OAuthClient, 'id = :id');
   }
 
   private get rows() {
     return this.db.dataSource.getRepository(OAuthClient);
   }
 
-  async findById(id: string): Promise<OAuthClient | null> {
-    const rows = await this.db.select(this.db.sql(this.byId, { id }));
-    return this.db.hydrate(OAuthClient, rows)[0] ?? null;
+  findById(id: string): Promise<OAuthClient | null> {
+    return this.byId({ id });
   }
 
   states(): Promise<ClientStateRow[]> {

@@ -5,11 +5,11 @@ import { User } from './user.entity.js';
 /** Every query of `oauth_users`. */
 @Injectable()
 export class UsersRepository {
-  /** The read of every password grant, as one prepared statement (no query to build each time). */
-  private readonly byUsername: string;
+  /** The read of every password grant. */
+  private readonly byUsername: (parameters: { username: string }) => Promise<User | null>;
 
   constructor(private readonly db: Database) {
-    this.byUsername = `SELECT ${db.columnsOf(User)} FROM oauth_users WHERE username = :username`;
+    this.byUsername = db.oneBy(User, 'username = :username');
   }
 
   private get rows() {
@@ -20,9 +20,8 @@ export class UsersRepository {
     return this.rows.existsBy({ username });
   }
 
-  async findByUsername(username: string): Promise<User | null> {
-    const rows = await this.db.select(this.db.sql(this.byUsername, { username }));
-    return this.db.hydrate(User, rows)[0] ?? null;
+  findByUsername(username: string): Promise<User | null> {
+    return this.byUsername({ username });
   }
 
   /** Inserts the user and sets its generated `id`; the unique username index refuses a twin. */

@@ -170,9 +170,8 @@ export class CustomersRepository {
       // order); a deadlock that still happens aborts one statement, retried one by one below.
       round.sort((a, b) => batch[a].id - batch[b].id);
       const updates = round.map((i) => batch[i]);
-      let rows: Map<number, Row>;
-      try {
-        const result = await this.db.execute(
+      const together = await outcomeOf(
+        this.db.execute(
           this.db.sql(UPDATE_MANY, {
             ids: updates.map((u) => u.id),
             set_names: updates.map((u) => u.changes.name !== undefined),
@@ -180,14 +179,16 @@ export class CustomersRepository {
             set_types: updates.map((u) => u.changes.type !== undefined),
             types: updates.map((u) => u.changes.type ?? null),
           }),
-        );
-        rows = new Map(result.rows.map((row) => [Number(row.id), row]));
-      } catch {
-        const alone = await Promise.all(updates.map((u) => outcomeOf(this.updateOne(u))));
-        round.forEach((i, k) => (outcomes[i] = alone[k]));
-        continue;
+        ),
+      );
+      let settled: Outcome<Row | null>[];
+      if ('value' in together) {
+        const rows = new Map(together.value.rows.map((row) => [Number(row.id), row]));
+        settled = updates.map((u) => ({ value: rows.get(u.id) ?? null }));
+      } else {
+        settled = await Promise.all(updates.map((u) => outcomeOf(this.updateOne(u))));
       }
-      for (const i of round) outcomes[i] = { value: rows.get(batch[i].id) ?? null };
+      round.forEach((i, k) => (outcomes[i] = settled[k]));
     }
     return outcomes;
   }

@@ -97,6 +97,22 @@ export class Database implements OnModuleDestroy {
   }
 
   /**
+   * A read of one `entity` row by `where` (a condition with `:name` parameters), its text built
+   * once: for hot single-row reads, where TypeORM's `findOneBy()` would build its query and
+   * transform its result on every call (BENCHMARKS.md, seventh session). Reads committed data,
+   * as select() does.
+   */
+  oneBy<T extends ObjectLiteral>(
+    entity: EntityTarget<T>,
+    where: string,
+  ): (parameters: ObjectLiteral) => Promise<T | null> {
+    const { tableName } = this.dataSource.getMetadata(entity);
+    const text = `SELECT ${this.columnsOf(entity)} FROM ${this.dataSource.driver.escape(tableName)} WHERE ${where}`;
+    return async (parameters) =>
+      this.hydrate(entity, await this.select(this.sql(text, parameters)))[0] ?? null;
+  }
+
+  /**
    * Rows of a raw read of columnsOf(entity) as entities, with TypeORM's own value conversion
    * (dates, numbers): the same objects a repository read gives, without building its query.
    */

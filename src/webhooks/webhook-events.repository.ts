@@ -39,12 +39,17 @@ export class WebhookEventsRepository {
   /** One client's events by `seq`, newest first, placed by the counts the database keeps. */
   private readonly pages: PageReader;
 
-  /** One event by id, optionally only the given client's: one prepared statement. */
-  private readonly byId: string;
+  /** One event by id, only the given client's unless that is null. */
+  private readonly byId: (parameters: {
+    id: string;
+    client: string | null;
+  }) => Promise<WebhookEvent | null>;
 
   constructor(private readonly db: Database) {
-    this.byId = `SELECT ${db.columnsOf(WebhookEvent)} FROM webhook_events
-      WHERE id = :id AND (CAST(:client AS varchar(64)) IS NULL OR client_id = :client)`;
+    this.byId = db.oneBy(
+      WebhookEvent,
+      'id = :id AND (CAST(:client AS varchar(64)) IS NULL OR client_id = :client)',
+    );
     this.pages = pageReader(db, {
       table: 'webhook_events',
       where: MATCHES,
@@ -92,9 +97,8 @@ export class WebhookEventsRepository {
   }
 
   /** The event with this id; with `clientId`, only if that client sent it (the CLI sees all). */
-  async findById(id: string, clientId?: string): Promise<WebhookEvent | null> {
-    const rows = await this.db.select(this.db.sql(this.byId, { id, client: clientId ?? null }));
-    return this.db.hydrate(WebhookEvent, rows)[0] ?? null;
+  findById(id: string, clientId?: string): Promise<WebhookEvent | null> {
+    return this.byId({ id, client: clientId ?? null });
   }
 
   /**
