@@ -1,6 +1,6 @@
 // Benchmark: the built server against a raw node:http baseline measured in the same run.
 // Usage: npm run bench [-- --pg postgres://127.0.0.1/db] [--duration 5] [--runs 3] [--smoke]
-//        [--only a,c] [--customers 1000000] [--webhooks 10000000]
+//        [--only a,c] [--customers 1000000] [--webhooks 10000000] [--connections 10]
 // On PostgreSQL, scenarios (a) and (c) are also paired with pgbench running the same database work
 // (bench/pgbench-ceiling.mjs): the database's own ceiling, measured in the same run.
 import autocannon from 'autocannon';
@@ -35,6 +35,8 @@ const { values: args } = parseArgs({
     // Old webhook events pruned while (h) measures intake; 0 leaves (h) out.
     'prune-rows': { type: 'string', default: '0' },
     smoke: { type: 'boolean', default: false },
+    // Concurrent connections of every load run (and pgbench's clients), for experiments.
+    connections: { type: 'string', default: '10' },
     // Scenario letters to run (the baseline always runs), e.g. `--only a,c`; for quick A/B runs.
     only: { type: 'string' },
     // Extra node flags for the server, e.g. `--node-arg=--cpu-prof --node-arg=--cpu-prof-dir=/tmp/prof`.
@@ -48,7 +50,7 @@ const RUNS = SMOKE ? 1 : Number(args.runs);
 const CUSTOMERS = SMOKE ? 1000 : Number(args.customers);
 const WEBHOOKS = SMOKE ? 0 : Number(args.webhooks);
 const PRUNE_ROWS = SMOKE ? 0 : Number(args['prune-rows']);
-const CONNECTIONS = 10;
+const CONNECTIONS = Number(args.connections);
 const ID_SPAN = Math.min(CUSTOMERS, 10000);
 const ONLY = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : null;
 const wanted = (name) => !ONLY || name.startsWith('baseline') || ONLY.has(name[1]);
@@ -133,6 +135,13 @@ function cannon(opts) {
   });
 }
 
+/** The warm-up, as a run of its own: the measured run's CPU time then covers its requests only. */
+function warmUp(opts) {
+  return WARMUP > 0
+    ? autocannon({ connections: CONNECTIONS, ...opts, duration: WARMUP })
+    : Promise.resolve();
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s.
@@ -151,8 +160,12 @@ function cpuMicros(pid) {
 
 /** One autocannon run against `pid`'s server: throughput, latency, peak RSS, CPU per request. */
 async function runOnce(pid, opts) {
-  const cpuBefore = cpuMicros(pid);
-  const { result, rss } = await withRss(pid, () => cannon(opts));
+  let cpuBefore;
+  const { result, rss } = await withRss(pid, async () => {
+    await warmUp(opts);
+    cpuBefore = cpuMicros(pid);
+    return autocannon({ connections: CONNECTIONS, duration: DURATION, ...opts });
+  });
   const cpuAfter = cpuMicros(pid);
   const requests = Math.max(1, result.requests.total);
   const user = cpuAfter.user - cpuBefore.user;
@@ -162,7 +175,6 @@ async function runOnce(pid, opts) {
     p50: result.latency.p50,
     p99: result.latency.p99,
     bad: result.non2xx + result.errors + result.timeouts,
-    // The warm-up's requests are not in result.requests.total; its CPU time is (a small bias).
     cpu_us: Math.round((user + sys) / requests),
     cpu_sys_us: Math.round(sys / requests),
     rss,
