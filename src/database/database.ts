@@ -198,9 +198,11 @@ export class Database implements OnModuleDestroy {
    * started in the same turn of the event loop share one transaction and so one commit (and, on
    * PostgreSQL, one BEGIN/COMMIT round trip pair and one pooled connection instead of one each).
    * Only the caller whose work throws gets the error:
-   * - SQLite: each work runs in a savepoint of its own, one after the other; one that throws is
-   *   undone alone. If SQLite abandons the transaction or the commit fails, every caller of the
-   *   group gets the error and nothing of the group is kept.
+   * - SQLite: the works run one after the other. If one throws, the group is rolled back and
+   *   runs again in one transaction, each work in a savepoint of its own, so that the one that
+   *   throws is undone alone (a work may run twice; only the run that commits counts). If SQLite
+   *   abandons the transaction or the commit fails, every caller of the group gets the error and
+   *   nothing of the group is kept.
    * - PostgreSQL: the works run without savepoints (a SAVEPOINT/RELEASE pair would cost the
    *   round trips the group saves): those started with `concurrent` together on the group's
    *   connection (their insertUnlessConflict() calls of one statement go as one multi-row
@@ -273,10 +275,30 @@ export class Database implements OnModuleDestroy {
     );
   }
 
-  private transactTogether(works: ManagerWork[]): Promise<Outcome<unknown>[]> {
+  private async transactTogether(works: ManagerWork[]): Promise<Outcome<unknown>[]> {
+    if (works.length === 1) return [{ value: await this.transaction(works[0]) }];
+    // First without savepoints: SQLite copies every page a work changes into the savepoint's
+    // journal, which cost a delivery about a seventh of its SQLite instructions (BENCHMARKS.md).
+    let workFailed = false;
+    try {
+      return await this.transaction(async (manager) => {
+        const outcomes: Outcome<unknown>[] = [];
+        for (const each of works) {
+          outcomes.push({
+            value: await each(manager).catch((error: unknown) => {
+              workFailed = true;
+              throw error;
+            }),
+          });
+        }
+        return outcomes;
+      });
+    } catch (error) {
+      if (!workFailed) throw error; // the commit failed: the group fails as one
+    }
+    // A work threw, and the whole group was rolled back: again, each work in a savepoint.
     const sqlite = this.sqlite!;
     return this.transaction(async (manager) => {
-      if (works.length === 1) return [{ value: await works[0](manager) }];
       const outcomes: Outcome<unknown>[] = [];
       for (const each of works) {
         try {

@@ -262,16 +262,15 @@ export class SqliteConnections {
 }
 
 /**
- * The writer's settings: no synchronous busy wait (see above), and temporary storage in memory.
- * A grouped commit runs each delivery in a savepoint, and a statement whose triggers write other
- * tables keeps a statement journal; past 64 KiB SQLite spills those journals to a temporary file,
- * which cost a webhook delivery about 20 µs of write() calls (BENCHMARKS.md). They hold the pages
- * one transaction changes, so they stay small; the one large sort (counting a whole table into
- * position blocks) runs in a migration, before the service opens its connections.
+ * The writer's settings: no synchronous busy wait (see above). Temporary storage stays SQLite's
+ * default (a file): a statement whose triggers write other tables keeps a statement journal,
+ * which SQLite then holds in one 64 KiB buffer, spilled to a file only past that size; with
+ * `temp_store = MEMORY` it is kept in 1 KiB pieces instead, several allocations per page, which
+ * cost a webhook delivery about a twelfth of its SQLite instructions (BENCHMARKS.md). A delivery's
+ * statements touch a dozen pages, well under the spill size.
  */
 function configureWriter(connection: SqliteConnection): void {
   connection.pragma('busy_timeout = 0');
-  connection.pragma('temp_store = MEMORY');
   // The checkpoints run on a worker (SqliteCheckpointer); the writer's own are the backstop.
   connection.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
 }
