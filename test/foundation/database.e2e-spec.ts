@@ -111,8 +111,10 @@ describe('database, migrations and health', () => {
 
     it('answers each with its own result, undoes a failing one alone, and (SQLite) commits them once', async () => {
       let seenElsewhere: number | undefined;
+      let runsOfA = 0;
       const outcomes = await Promise.allSettled([
         db.groupedTransaction(async (m) => {
+          runsOfA += 1;
           await insert(m, 'gt-a');
           return 'a';
         }),
@@ -135,6 +137,8 @@ describe('database, migrations and health', () => {
       ]);
       expect(await names('gt-')).toEqual(['gt-a', 'gt-c1', 'gt-c2']);
       if (onSqlite()) expect(seenElsewhere).toBe(0);
+      // The group ran once without savepoints, was rolled back when 'b' threw, and ran again.
+      expect(runsOfA).toBe(2);
     });
 
     it('inserts the rows of concurrent works unless they collide, the first of one key winning', async () => {

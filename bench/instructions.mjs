@@ -1,0 +1,165 @@
+// Instructions per request, counted by valgrind's callgrind: the same build, load and request
+// count give the same figure within about 1 % whatever else the machine is doing, where req/s on
+// this VM moves by 20 % between runs. For A/B decisions on the server's own CPU work (kernel time
+// is not counted). SQLite only; the server runs exactly as `npm start` runs it.
+// Usage: node bench/instructions.mjs <a|b|c|e> [--requests 10000] [--warmup 10000]
+//   a: GET company, b: PUT company, c: POST /v2/webhooks, e: client_credentials token
+// Counts the main thread only: the checkpoint worker's timer runs ~50x as often per request
+// under valgrind as it does at full speed. Takes 3–5 minutes.
+import autocannon from 'autocannon';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { Buffer } from 'node:buffer';
+import { parseArgs } from 'node:util';
+import { freePort } from './baseline.mjs';
+
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    requests: { type: 'string', default: '10000' },
+    warmup: { type: 'string', default: '10000' },
+  },
+});
+const scenario = positionals[0];
+if (!['a', 'b', 'c', 'e'].includes(scenario)) {
+  console.error('usage: node bench/instructions.mjs <a|b|c|e> [--requests N] [--warmup N]');
+  process.exit(2);
+}
+const REQUESTS = Number(args.requests);
+const SCOPES = 'customers:read customers:write webhooks:read webhooks:write';
+
+const work = mkdtempSync(join(tmpdir(), 'company-api-instructions-'));
+const port = await freePort();
+// valgrind names its control pipe after USER and HOST; callgrind_control must find the same.
+const names = { USER: process.env.USER ?? 'root', HOST: '127.0.0.1' };
+const env = {
+  ...process.env,
+  ...names,
+  DATABASE_URL: `sqlite:${join(work, 'bench.sqlite')}`,
+  LOG_LEVEL: 'warn',
+  PORT: String(port),
+  THROTTLE_TOKEN_PER_IP: '100000000',
+  THROTTLE_TOKEN_FAILURES_PER_CLIENT: '100000000',
+};
+const cli = (...cliArgs) =>
+  JSON.parse(
+    execFileSync(process.execPath, [join(ROOT, 'dist/src/cli.js'), ...cliArgs], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
+const client = cli('clients:create', '--name', 'bench', '--scopes', SCOPES);
+cli('customers:seed', '--count', '1000');
+
+const words = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(
+  /\s+/,
+);
+const out = join(work, 'callgrind.out');
+const server = spawn(
+  'valgrind',
+  [
+    '--tool=callgrind',
+    '--smc-check=all-non-file', // V8 writes the code it runs
+    '--instr-atstart=no', // counted from after the warm-up only
+    '--separate-threads=yes',
+    '--dump-line=no',
+    `--callgrind-out-file=${out}`,
+    process.execPath,
+    ...words.slice(words.indexOf('node') + 1),
+  ],
+  { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'ignore'] },
+);
+const control = (flag) =>
+  execFileSync('callgrind_control', [flag, String(server.pid)], {
+    env: { ...process.env, ...names },
+    stdio: 'ignore',
+  });
+
+try {
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${base}/health`)).ok) break;
+    } catch {
+      /* not yet listening */
+    }
+    if (i > 600) throw new Error('the server did not start under valgrind');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
+  const tokenRequest = {
+    method: 'POST',
+    path: '/oauth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+    body: `grant_type=client_credentials&scope=${encodeURIComponent(SCOPES)}`,
+  };
+  const token = await (
+    await fetch(base + tokenRequest.path, { ...tokenRequest, headers: tokenRequest.headers })
+  ).json();
+  let n = 0;
+  const next = () => {
+    n += 1;
+    const id = (n % 1000) + 1;
+    switch (scenario) {
+      case 'a':
+        return { method: 'GET', path: `/v2/customers/${id}/company` };
+      case 'b':
+        return {
+          method: 'PUT',
+          path: `/v2/customers/${id}/company`,
+          body: JSON.stringify(n % 2 ? { name: `Company ${n}` } : { type: 'plc' }),
+        };
+      case 'c':
+        return {
+          method: 'POST',
+          path: '/v2/webhooks',
+          body: JSON.stringify({
+            event: 'learning.attempt.completed',
+            payload: { user_id: 7, module_id: 3, attempt_id: n },
+          }),
+        };
+      default:
+        return tokenRequest;
+    }
+  };
+  // 10 connections, as `npm run bench`: how many deliveries share a commit depends on it.
+  const load = async (amount) => {
+    const result = await autocannon({
+      url: base,
+      connections: 10,
+      amount,
+      timeout: 120,
+      headers: {
+        authorization: `Bearer ${token.access_token}`,
+        'content-type': 'application/json',
+      },
+      requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
+    });
+    if (result['2xx'] !== amount) throw new Error(`${amount - result['2xx']} requests failed`);
+  };
+  await load(Number(args.warmup));
+  control('--instr=on');
+  await load(REQUESTS);
+  control('--dump');
+  // The dump's file for the main thread (thread 1): `<out>.1-01`.
+  const dump = readdirSync(work).find((f) => f.endsWith('.1-01'));
+  const total = Number(
+    /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(work, dump), 'utf8'))[1],
+  );
+  console.log(
+    JSON.stringify({
+      scenario,
+      requests: REQUESTS,
+      instructions_per_request: Math.round(total / REQUESTS),
+      dump: join(work, dump),
+    }),
+  );
+} finally {
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+}
