@@ -266,8 +266,8 @@ export class SqliteConnections {
  * default (a file): a statement whose triggers write other tables keeps a statement journal,
  * which SQLite then holds in one 64 KiB buffer, spilled to a file only past that size; with
  * `temp_store = MEMORY` it is kept in 1 KiB pieces instead, several allocations per page, which
- * cost a webhook delivery about a twelfth of its SQLite instructions (BENCHMARKS.md). A delivery's
- * statements touch a dozen pages, well under the spill size.
+ * cost a webhook delivery about 15 % of its SQLite instructions (BENCHMARKS.md). A delivery's
+ * statement touches about a dozen pages, under the spill size unless page splits add more.
  */
 function configureWriter(connection: SqliteConnection): void {
   connection.pragma('busy_timeout = 0');
