@@ -1,6 +1,6 @@
 import { ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -74,6 +74,34 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Whether process `pid` holds a socket listening on `port` (any address): on Linux, the
+ * listening socket's inode (/proc/net/tcp, tcp6) among the process's descriptors. Elsewhere
+ * assumed.
+ */
+function holdsListener(pid: number, port: number): boolean {
+  let table: string;
+  try {
+    table = ['tcp', 'tcp6'].map((file) => readFileSync(`/proc/net/${file}`, 'utf8')).join('\n');
+  } catch {
+    return true;
+  }
+  const localPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = table
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[1]?.endsWith(localPort) && fields[3] === '0A') // 0A: LISTEN
+    .map((fields) => `socket:[${fields[9]}]`);
+  const descriptors = readdirSync(`/proc/${pid}/fd`).map((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      return ''; // closed meanwhile
+    }
+  });
+  return inodes.some((inode) => descriptors.includes(inode));
+}
+
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
@@ -90,6 +118,23 @@ export async function startServer(
   timeoutMs = 60000,
   script = 'dist/src/main.js',
   cwd = CLEAN_CWD,
+): Promise<ServerProcess> {
+  // A port found free can be taken by another test file's server before this one binds it:
+  // then this one exits (EADDRINUSE) and is started again on another port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(env, timeoutMs, script, cwd);
+    } catch (error) {
+      if (attempt === 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startServerOnce(
+  env: ChildEnv,
+  timeoutMs: number,
+  script: string,
+  cwd: string,
 ): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawnChild(process.execPath, [resolve(ROOT, script)], {
@@ -112,7 +157,8 @@ export async function startServer(
     if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
     try {
       const res = await fetch(`${baseUrl}/health`);
-      if (res.status === 200) break;
+      // Only this child's answer counts: another test's server may hold the port.
+      if (res.status === 200 && holdsListener(child.pid!, port)) break;
     } catch {
       // not listening yet
     }
