@@ -14,6 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { Buffer } from 'node:buffer';
 import { parseArgs } from 'node:util';
 import { freePort } from './baseline.mjs';
+import { companyUpdate, webhookDelivery } from './requests.mjs';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const { values: args, positionals } = parseArgs({
@@ -109,20 +110,9 @@ try {
       case 'a':
         return { method: 'GET', path: `/v2/customers/${id}/company` };
       case 'b':
-        return {
-          method: 'PUT',
-          path: `/v2/customers/${id}/company`,
-          body: JSON.stringify(n % 2 ? { name: `Company ${n}` } : { type: 'plc' }),
-        };
+        return companyUpdate(id, n);
       case 'c':
-        return {
-          method: 'POST',
-          path: '/v2/webhooks',
-          body: JSON.stringify({
-            event: 'learning.attempt.completed',
-            payload: { user_id: 7, module_id: 3, attempt_id: n },
-          }),
-        };
+        return webhookDelivery(n);
       default:
         return tokenRequest;
     }

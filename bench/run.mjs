@@ -11,6 +11,7 @@ import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, startBaseline } from './baseline.mjs';
+import { companyUpdate, webhookDelivery } from './requests.mjs';
 import {
   CEILING_SCENARIOS,
   dropCeiling,
@@ -386,14 +387,7 @@ async function main() {
       requests: [
         cycling(() => {
           attempt += 1;
-          return {
-            method: 'POST',
-            path: '/v2/webhooks',
-            body: JSON.stringify({
-              event: 'learning.attempt.completed',
-              payload: { user_id: 7, module_id: 3, attempt_id: attempt },
-            }),
-          };
+          return webhookDelivery(attempt);
         }),
       ],
     });
@@ -406,13 +400,7 @@ async function main() {
           () => ({
             url: base,
             headers: auth,
-            requests: [
-              cycling((n) => ({
-                method: 'PUT',
-                path: `/v2/customers/${(n % ID_SPAN) + 1}/company`,
-                body: JSON.stringify(n % 2 ? { name: `Company ${n}` } : { type: 'plc' }),
-              })),
-            ],
+            requests: [cycling((n) => companyUpdate((n % ID_SPAN) + 1, n))],
           }),
         ],
         ['(c) POST /v2/webhooks', pid, postWebhooks],
