@@ -3,6 +3,7 @@
 // this VM moves by 20 % between runs. For A/B decisions on the server's own CPU work (kernel time
 // is not counted). SQLite only; the server runs exactly as `npm start` runs it.
 // Usage: node bench/instructions.mjs <a|b|c|e> [--requests 10000] [--warmup 10000]
+//        [--node-arg=<flag>]... (extra node flags for the server, as in bench/run.mjs)
 //   a: GET company, b: PUT company, c: POST /v2/webhooks, e: client_credentials token
 // Counts the main thread only: the checkpoint worker's timer runs ~50x as often per request
 // under valgrind as it does at full speed. Takes 3–5 minutes.
@@ -22,6 +23,7 @@ const { values: args, positionals } = parseArgs({
   options: {
     requests: { type: 'string', default: '10000' },
     warmup: { type: 'string', default: '10000' },
+    'node-arg': { type: 'string', multiple: true, default: [] },
   },
 });
 const scenario = positionals[0];
@@ -71,7 +73,9 @@ const server = spawn(
     '--dump-line=no',
     `--callgrind-out-file=${out}`,
     process.execPath,
-    ...words.slice(words.indexOf('node') + 1),
+    ...words.slice(words.indexOf('node') + 1, -1),
+    ...args['node-arg'],
+    words.at(-1),
   ],
   { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'ignore'] },
 );
