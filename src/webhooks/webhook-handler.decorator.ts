@@ -14,7 +14,12 @@ export interface WebhookContext {
   attempt: number;
 }
 
-/** A provider that processes one webhook event. Throwing marks the event failed (500 to the sender). */
+/**
+ * A provider that processes one webhook event. Throwing marks the event failed (500 to the
+ * sender). It may run more than once for one delivery (its group is rolled back and run again
+ * when another delivery's handler throws): only the run that commits counts, so it writes through
+ * `context.manager` only.
+ */
 export interface WebhookEventHandler<P extends object = object> {
   handle(payload: P, context: WebhookContext): Promise<void>;
 }

@@ -78,7 +78,8 @@ export class WebhookProcessor {
       lastAttemptAt: now,
     };
     try {
-      // Concurrent deliveries share one commit on SQLite, each in its own savepoint.
+      // Concurrent deliveries share one commit; if another delivery's handler throws, this one
+      // runs again (Database.groupedTransaction), so the handler writes through `manager` only.
       return await this.db.groupedTransaction(
         async (manager) => {
           if (await this.events.insertUnlessDuplicate(manager, row)) {
