@@ -15,7 +15,8 @@ import { dirname, join, resolve } from 'node:path';
 import { Buffer } from 'node:buffer';
 import { parseArgs } from 'node:util';
 import { freePort } from './baseline.mjs';
-import { companyUpdate, webhookDelivery } from './requests.mjs';
+import { companyUpdate, SCOPES, webhookDelivery } from './requests.mjs';
+import { serverArgs } from './server-command.mjs';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const { values: args, positionals } = parseArgs({
@@ -32,7 +33,6 @@ if (!['a', 'b', 'c', 'e'].includes(scenario)) {
   process.exit(2);
 }
 const REQUESTS = Number(args.requests);
-const SCOPES = 'customers:read customers:write webhooks:read webhooks:write';
 
 const work = mkdtempSync(join(tmpdir(), 'company-api-instructions-'));
 const port = await freePort();
@@ -59,9 +59,6 @@ const cli = (...cliArgs) =>
 const client = cli('clients:create', '--name', 'bench', '--scopes', SCOPES);
 cli('customers:seed', '--count', '1000');
 
-const words = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(
-  /\s+/,
-);
 const out = join(work, 'callgrind.out');
 const server = spawn(
   'valgrind',
@@ -73,9 +70,7 @@ const server = spawn(
     '--dump-line=no',
     `--callgrind-out-file=${out}`,
     process.execPath,
-    ...words.slice(words.indexOf('node') + 1, -1),
-    ...args['node-arg'],
-    words.at(-1),
+    ...serverArgs(ROOT, args['node-arg']),
   ],
   { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'ignore'] },
 );

@@ -1,6 +1,9 @@
 // The requests of the scenarios that both bench/run.mjs and bench/instructions.mjs send, so that
 // the two measure the same work.
 
+/** The scopes of the bench's client and of its access token. */
+export const SCOPES = 'customers:read customers:write webhooks:read webhooks:write';
+
 /** (b): the n-th company update of customer `id`, alternating the two fields. */
 export function companyUpdate(id, n) {
   return {

@@ -11,7 +11,8 @@ import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, startBaseline } from './baseline.mjs';
-import { companyUpdate, webhookDelivery } from './requests.mjs';
+import { companyUpdate, SCOPES, webhookDelivery } from './requests.mjs';
+import { serverArgs } from './server-command.mjs';
 import {
   CEILING_SCENARIOS,
   dropCeiling,
@@ -81,14 +82,7 @@ function cli(...cliArgs) {
 }
 
 async function startServer(port, extraEnv = {}) {
-  // Exactly what `npm start` runs (its node flags included), plus any --node-arg.
-  // `exec node <flags> <script>`: the flags and the script, after `node`.
-  const words = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(
-    /\s+/,
-  );
-  const startArgs = words.slice(words.indexOf('node') + 1);
-  const script = startArgs.pop();
-  const child = spawn(process.execPath, [...startArgs, ...args['node-arg'], join(ROOT, script)], {
+  const child = spawn(process.execPath, serverArgs(ROOT, args['node-arg']), {
     cwd: ROOT,
     env: { ...serverEnv, ...extraEnv, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -127,20 +121,14 @@ async function withRss(pid, fn) {
   }
 }
 
-function cannon(opts) {
-  return autocannon({
-    connections: CONNECTIONS,
-    duration: DURATION,
-    warmup: { connections: CONNECTIONS, duration: WARMUP },
-    ...opts,
-  });
-}
-
-/** The warm-up, as a run of its own: the measured run's CPU time then covers its requests only. */
-function warmUp(opts) {
-  return WARMUP > 0
-    ? autocannon({ connections: CONNECTIONS, ...opts, duration: WARMUP })
-    : Promise.resolve();
+/**
+ * A load: a warm-up run of its own, then the measured run; `measuring()` is called between the
+ * two, so that CPU time read there covers the measured run's requests only.
+ */
+async function load(opts, measuring = () => {}) {
+  if (WARMUP > 0) await autocannon({ connections: CONNECTIONS, ...opts, duration: WARMUP });
+  measuring();
+  return autocannon({ connections: CONNECTIONS, duration: DURATION, ...opts });
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -162,11 +150,7 @@ function cpuMicros(pid) {
 /** One autocannon run against `pid`'s server: throughput, latency, peak RSS, CPU per request. */
 async function runOnce(pid, opts) {
   let cpuBefore;
-  const { result, rss } = await withRss(pid, async () => {
-    await warmUp(opts);
-    cpuBefore = cpuMicros(pid);
-    return autocannon({ connections: CONNECTIONS, duration: DURATION, ...opts });
-  });
+  const { result, rss } = await withRss(pid, () => load(opts, () => (cpuBefore = cpuMicros(pid))));
   const cpuAfter = cpuMicros(pid);
   const requests = Math.max(1, result.requests.total);
   const user = cpuAfter.user - cpuBefore.user;
@@ -214,7 +198,7 @@ async function measure(
     const side = during?.();
     const [run] = await Promise.all([
       runOnce(pid, makeOpts()),
-      ...(concurrent ? [cannon(concurrent())] : []),
+      ...(concurrent ? [load(concurrent())] : []),
     ]);
     const sideMs = side ? await side : undefined;
     rss = Math.max(rss, run.rss);
@@ -304,13 +288,12 @@ async function main() {
 
   // Seed through the CLI (it also applies the migrations).
   const t0 = Date.now();
-  const scopes = 'customers:read customers:write webhooks:read webhooks:write';
   const client = cli(
     'clients:create',
     '--name',
     'bench',
     '--scopes',
-    scopes,
+    SCOPES,
     '--grants',
     'client_credentials,password',
   );
@@ -345,7 +328,7 @@ async function main() {
       grant_type: 'client_credentials',
       client_id: client.client_id,
       client_secret: client.client_secret,
-      scope: scopes,
+      scope: SCOPES,
     });
     const tokenRes = await fetch(`${base}/oauth/token`, {
       method: 'POST',
