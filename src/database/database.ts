@@ -9,7 +9,7 @@ import {
   type Work,
 } from './statement.js';
 import { type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
-import { markTransaction, postgresPoolOf } from './typeorm-internals.js';
+import { markTransaction, postgresClientOf, postgresPoolOf } from './typeorm-internals.js';
 
 export interface DatabaseOptions {
   /** How long a SQLite write waits for a lock held by another process before failing (503). */
@@ -374,10 +374,21 @@ function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult
   return step.value;
 }
 
-async function runPostgres(
+/**
+ * PostgreSQL: one statement on `runner`'s connection, inside its transaction. A text that repeats
+ * goes to pg as a named statement, as in runOnPostgres(): the server parses and plans it once per
+ * connection instead of on every call (a grouped webhook delivery's INSERTs: BENCHMARKS.md).
+ */
+export async function runPostgres(
   runner: QueryRunner,
-  { sql, params }: Statement,
+  { sql, params, prepared }: Statement,
 ): Promise<StatementResult> {
+  const client = prepared ? postgresClientOf(runner) : undefined;
+  if (client) {
+    runner.connection.logger.logQuery(sql, params, runner);
+    const result = await client.query({ name: prepared, text: sql, values: params });
+    return { rows: result.rows as Row[], affected: result.rowCount ?? 0 };
+  }
   const result = await runner.query(sql, params, true);
   return { rows: result.records ?? [], affected: result.affected ?? 0 };
 }

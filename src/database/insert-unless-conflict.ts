@@ -6,7 +6,9 @@ import type {
   QueryResult,
   QueryRunner,
 } from 'typeorm';
+import { runPostgres } from './database.js';
 import { sqliteConnectionsOf } from './sqlite-connections.js';
+import { preparedName } from './statement.js';
 
 type Columns = ReturnType<DataSource['getMetadata']>['columns'];
 type Prepared = {
@@ -14,8 +16,11 @@ type Prepared = {
   columns: Columns;
   /** The multi-row form (PostgreSQL, primary key given by the row), else undefined. */
   many?: {
-    /** The statement for `rows` rows, RETURNING the primary key of those that went in. */
-    sql: (rows: number) => string;
+    /**
+     * The statement for `rows` rows, RETURNING the primary key of those that went in, and the
+     * name it is prepared under (one per row count).
+     */
+    sql: (rows: number) => { sql: string; prepared: string };
     /** A row's primary key, from its parameters, as the RETURNING rows are keyed. */
     keyOf: (parameters: unknown[]) => string;
   };
@@ -72,7 +77,7 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
     const primary = metadata.primaryColumns.map((key) => columns.indexOf(key));
     const returning = ` ON CONFLICT DO NOTHING RETURNING ${primary.map((i) => names[i]).join(', ')}`;
     // Built once per row count (a group holds at most a few dozen deliveries).
-    const manyTexts = new Map<number, string>();
+    const manyTexts = new Map<number, { sql: string; prepared: string }>();
     statement = {
       sql: `${head}(${valuesFrom(0)}) ON CONFLICT DO NOTHING`,
       columns,
@@ -86,7 +91,8 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
                     { length: rows },
                     (_, row) => `(${valuesFrom(row * columns.length)})`,
                   );
-                  manyTexts.set(rows, (text = head + tuples.join(', ') + returning));
+                  const sql = head + tuples.join(', ') + returning;
+                  manyTexts.set(rows, (text = { sql, prepared: preparedName(sql) }));
                 }
                 return text;
               },
@@ -154,15 +160,12 @@ function insertTogether(
 async function insertRows(runner: QueryRunner, statement: Prepared, calls: Waiting[]) {
   const many = statement.many!;
   try {
-    const result = (await runner.query(
-      many.sql(calls.length),
-      calls.flatMap((call) => call.parameters),
-      true,
-    )) as QueryResult<Record<string, unknown>[]>;
+    const { rows } = await runPostgres(runner, {
+      ...many.sql(calls.length),
+      params: calls.flatMap((call) => call.parameters),
+    });
     // The returned rows hold the primary key's columns, in the key's order.
-    const inserted = new Set(
-      result.records.map((row) => Object.values(row).map(String).join('\u0000')),
-    );
+    const inserted = new Set(rows.map((row) => Object.values(row).map(String).join('\u0000')));
     for (const call of calls) {
       // Delete on first use: a second call with the same key collided with the first.
       call.resolve(inserted.delete(many.keyOf(call.parameters)));

@@ -79,7 +79,12 @@ export class StatementTemplates {
     return {
       sql: query,
       names: params.map((p: Placeholder) => p.name),
-      prepared: `s_${hash('sha1', query, 'base64url')}`,
+      prepared: preparedName(query),
     };
   }
+}
+
+/** The name under which PostgreSQL keeps `text` prepared: one per text, the same on every connection. */
+export function preparedName(text: string): string {
+  return `s_${hash('sha1', text, 'base64url')}`;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import {
   markTransaction,
+  postgresClientOf,
   postgresPoolOf,
   routeReads,
   sqliteConnectionOf,
@@ -55,6 +56,7 @@ describe('TypeORM internals', () => {
     }
     expect(sqliteConnectionOf(reader)!.readonly).toBe(true);
     expect(postgresPoolOf(writer)).toBeUndefined();
+    expect(postgresClientOf(writer.createQueryRunner('master'))).toBeUndefined();
   });
 
   it('sends query-builder reads to the reader, everything else to the writer', async () => {
@@ -123,4 +125,31 @@ describe('TypeORM internals', () => {
       await source.destroy();
     }
   });
+
+  (postgresUrl ? it : it.skip)(
+    "finds the pg connection a PostgreSQL query runner holds, inside the runner's transaction",
+    async () => {
+      const source = new DataSource({ type: 'postgres', url: postgresUrl });
+      await source.initialize();
+      const runner = source.createQueryRunner('master');
+      try {
+        expect(postgresClientOf(runner)).toBeUndefined(); // not connected yet
+        await runner.startTransaction();
+        await runner.query('CREATE TEMPORARY TABLE held (n integer)');
+        const client = postgresClientOf(runner)!;
+        await client.query({
+          name: 'held_insert',
+          text: 'INSERT INTO held VALUES ($1)',
+          values: [7],
+        });
+        const transaction = 'SELECT txid_current()::text AS id';
+        expect((await client.query(transaction)).rows).toEqual(await runner.query(transaction));
+        expect(await runner.query('SELECT n FROM held')).toEqual([{ n: 7 }]);
+        await runner.rollbackTransaction();
+      } finally {
+        await runner.release();
+        await source.destroy();
+      }
+    },
+  );
 });

@@ -1,5 +1,5 @@
 import type { Database as SqliteConnection } from 'better-sqlite3';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { DataSource, QueryRunner, ReplicationMode } from 'typeorm';
 
 /*
@@ -19,6 +19,15 @@ export function sqliteConnectionOf(dataSource: DataSource): SqliteConnection | u
 export function postgresPoolOf(dataSource: DataSource): Pool | undefined {
   if (dataSource.options.type !== 'postgres') return undefined;
   return (dataSource.driver as unknown as { master: Pool }).master;
+}
+
+/**
+ * The pg connection a PostgreSQL query runner holds (from its first query or transaction until
+ * it is released), or undefined (SQLite, or not connected).
+ */
+export function postgresClientOf(runner: QueryRunner): PoolClient | undefined {
+  if (runner.connection.options.type !== 'postgres') return undefined;
+  return (runner as unknown as { databaseConnection?: PoolClient }).databaseConnection;
 }
 
 /**
