@@ -13,8 +13,10 @@ const SCHEMA = 'bench_ceiling';
  * (a) the prepared primary-key read of GET /v2/customers/:id/company;
  * (b) the one-statement update of PUT /v2/customers/:id/company (a transaction of its own, so
  *     one WAL flush each, as for the service);
- * (c) one webhook delivery: BEGIN, the event row, the handler's row, COMMIT, into copies of the
- *     real tables (same columns, indexes and constraints) so the runs leave the real ones alone.
+ * (c) one webhook delivery: BEGIN, the event row, the handler's row, COMMIT, with the service's
+ *     own statements (their single-row form), into copies of the tables, their triggers and the
+ *     event sequence (prepareCeiling), found first on pgbench's search_path, so the runs leave
+ *     the real ones alone.
  */
 const SCRIPTS = {
   a: (idSpan) => `\\set id random(1, ${idSpan})
@@ -25,11 +27,15 @@ UPDATE public.customers SET company_name = 'Company ' || :id WHERE id = :id RETU
 `,
   c: () => `\\set attempt random(1, 4000000000000)
 BEGIN;
-INSERT INTO ${SCHEMA}.webhook_events (id, event, dedupe_key, payload, status, attempts, last_error, received_at, processed_at) VALUES (gen_random_uuid(), 'learning.attempt.completed', 'natural:' || :attempt, '{"event":"learning.attempt.completed","payload":{"user_id":7,"module_id":3,"attempt_id":' || :attempt || '}}', 'processed', 1, NULL, now(), now()) ON CONFLICT DO NOTHING;
-INSERT INTO ${SCHEMA}.completed_attempts (attempt_id, user_id, module_id, recorded_at) VALUES (:attempt, 7, 3, now()) ON CONFLICT DO NOTHING;
+INSERT INTO webhook_events (id, client_id, event, dedupe_key, payload, status, attempts, last_error, received_at, processed_at, last_attempt_at, seq) VALUES (gen_random_uuid(), 'bench-client', 'learning.attempt.completed', 'natural:' || :attempt, '{"user_id":7,"module_id":3,"attempt_id":' || :attempt || '}', 'processed', 1, NULL, now(), now(), now(), nextval('webhook_events_seq')) ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO completed_attempts (client_id, attempt_id, user_id, module_id, recorded_at) VALUES ('bench-client', :attempt, 7, 3, now()) ON CONFLICT DO NOTHING RETURNING client_id, attempt_id;
 COMMIT;
 `,
 };
+
+/** The tables (c) writes to, directly or through the triggers on them. */
+const COPIED_TABLES = ['webhook_events', 'completed_attempts', 'webhook_event_block_changes'];
+const TRIGGERED_TABLES = ['webhook_events', 'completed_attempts'];
 
 export function pgbenchAvailable() {
   try {
@@ -47,13 +53,28 @@ function psql(url, sql) {
   });
 }
 
-/** Copies of the tables (c) writes to; call once after the service has migrated the database. */
+/**
+ * Copies of what (c) writes to: the tables (columns, defaults, indexes, constraints), their
+ * triggers (the list-position counts a delivery's insert fires), and the event sequence. Call
+ * once after the service has migrated the database.
+ */
 export function prepareCeiling(url) {
+  const tables = COPIED_TABLES.map(
+    (table) => `CREATE TABLE ${SCHEMA}.${table} (LIKE public.${table} INCLUDING ALL);`,
+  );
+  const triggered = TRIGGERED_TABLES.map((table) => `'public.${table}'::regclass`).join(', ');
   psql(
     url,
     `DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE; CREATE SCHEMA ${SCHEMA};
-     CREATE TABLE ${SCHEMA}.webhook_events (LIKE public.webhook_events INCLUDING ALL);
-     CREATE TABLE ${SCHEMA}.completed_attempts (LIKE public.completed_attempts INCLUDING ALL);`,
+     ${tables.join('\n')}
+     CREATE SEQUENCE ${SCHEMA}.webhook_events_seq;
+     DO $$ DECLARE t record; BEGIN
+       FOR t IN SELECT c.relname AS tab, pg_get_triggerdef(g.oid) AS def
+           FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
+           WHERE g.tgrelid IN (${triggered}) AND NOT g.tgisinternal LOOP
+         EXECUTE replace(t.def, ' ON public.' || t.tab || ' ', ' ON ${SCHEMA}.' || t.tab || ' ');
+       END LOOP;
+     END $$;`,
   );
 }
 
@@ -86,7 +107,12 @@ export function runCeiling(url, scenario, { clients, seconds, idSpan }) {
         file,
         url,
       ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // The copies first: (c)'s statements name the tables and the sequence as the service does.
+        env: { ...process.env, PGOPTIONS: `-c search_path=${SCHEMA},public` },
+      },
     );
     const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1]);
     const latency = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1]);
