@@ -1,9 +1,12 @@
 // Instructions per request, counted by valgrind's callgrind: the same build, load and request
 // count give the same figure within about 1 % whatever else the machine is doing, where req/s on
 // this VM moves by 20 % between runs. For A/B decisions on the server's own CPU work (kernel time
-// is not counted). SQLite only; the server runs exactly as `npm start` runs it.
-// Usage: node bench/instructions.mjs <a|b|c|e> [--requests 10000] [--warmup 10000]
-//        [--node-arg=<flag>]... (extra node flags for the server, as in bench/run.mjs)
+// is not counted). SQLite (a temporary file), or PostgreSQL with `--pg <URL of an empty
+// database>` (only the server is counted, not PostgreSQL); the server runs exactly as `npm start`
+// runs it.
+// Usage: node bench/instructions.mjs <a|b|c|e> [--pg postgres://…] [--requests 10000]
+//        [--warmup 10000] [--node-arg=<flag>]... (extra node flags for the server, as in
+//        bench/run.mjs)
 //   a: GET company, b: PUT company, c: POST /v2/webhooks, e: client_credentials token
 // Counts the main thread only: the checkpoint worker's timer runs ~50x as often per request
 // under valgrind as it does at full speed. Takes 3–5 minutes.
@@ -22,6 +25,7 @@ const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
   options: {
+    pg: { type: 'string' },
     requests: { type: 'string', default: '10000' },
     warmup: { type: 'string', default: '10000' },
     'node-arg': { type: 'string', multiple: true, default: [] },
@@ -29,7 +33,9 @@ const { values: args, positionals } = parseArgs({
 });
 const scenario = positionals[0];
 if (!['a', 'b', 'c', 'e'].includes(scenario)) {
-  console.error('usage: node bench/instructions.mjs <a|b|c|e> [--requests N] [--warmup N]');
+  console.error(
+    'usage: node bench/instructions.mjs <a|b|c|e> [--pg URL] [--requests N] [--warmup N]',
+  );
   process.exit(2);
 }
 const REQUESTS = Number(args.requests);
@@ -41,7 +47,7 @@ const names = { USER: process.env.USER ?? 'root', HOST: '127.0.0.1' };
 const env = {
   ...process.env,
   ...names,
-  DATABASE_URL: `sqlite:${join(work, 'bench.sqlite')}`,
+  DATABASE_URL: args.pg ?? `sqlite:${join(work, 'bench.sqlite')}`,
   LOG_LEVEL: 'warn',
   PORT: String(port),
   THROTTLE_TOKEN_PER_IP: '100000000',
