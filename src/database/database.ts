@@ -1,5 +1,13 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
+import type { Pool, PoolClient } from 'pg';
+import type {
+  DataSource,
+  EntityManager,
+  EntityTarget,
+  Logger,
+  ObjectLiteral,
+  QueryRunner,
+} from 'typeorm';
 import { SqliteConnections } from './sqlite-connections.js';
 import {
   type Row,
@@ -228,15 +236,7 @@ export class Database implements OnModuleDestroy {
    */
   private async runOnPostgres(statement: Statement): Promise<StatementResult> {
     const pool = postgresPoolOf(this.dataSource);
-    if (statement.prepared && pool) {
-      this.dataSource.logger.logQuery(statement.sql, statement.params);
-      const result = await pool.query({
-        name: statement.prepared,
-        text: statement.sql,
-        values: statement.params,
-      });
-      return { rows: result.rows as Row[], affected: result.rowCount ?? 0 };
-    }
+    if (statement.prepared && pool) return runNamed(pool, statement, this.dataSource.logger);
     const runner = this.dataSource.createQueryRunner('master');
     try {
       return await runPostgres(runner, statement);
@@ -384,11 +384,22 @@ export async function runPostgres(
   { sql, params, prepared }: Statement,
 ): Promise<StatementResult> {
   const client = prepared ? postgresClientOf(runner) : undefined;
-  if (client) {
-    runner.connection.logger.logQuery(sql, params, runner);
-    const result = await client.query({ name: prepared, text: sql, values: params });
-    return { rows: result.rows as Row[], affected: result.rowCount ?? 0 };
-  }
+  if (client) return runNamed(client, { sql, params, prepared }, runner.connection.logger, runner);
   const result = await runner.query(sql, params, true);
   return { rows: result.records ?? [], affected: result.affected ?? 0 };
+}
+
+/**
+ * A statement with a `prepared` name, as a pg named statement on `connection` (the pool, or one
+ * connection holding a transaction), logged as TypeORM logs its own queries.
+ */
+async function runNamed(
+  connection: Pool | PoolClient,
+  { sql, params, prepared }: Statement,
+  logger: Logger,
+  runner?: QueryRunner,
+): Promise<StatementResult> {
+  logger.logQuery(sql, params, runner);
+  const result = await connection.query({ name: prepared, text: sql, values: params });
+  return { rows: result.rows as Row[], affected: result.rowCount ?? 0 };
 }
