@@ -169,6 +169,42 @@ describe('database, migrations and health', () => {
       ]);
     });
 
+    it('fails alone a row the database refuses, and runs the same statement again after', async () => {
+      // PostgreSQL: the three rows go as one named multi-row INSERT, which the NOT NULL refuses;
+      // the group is rolled back and each runs alone. The same three-row text, prepared on the
+      // connection by then, must still work once that transaction is gone.
+      const attempt = (attemptId: number, userId: number | null) => ({
+        clientId: 'refused',
+        attemptId,
+        userId: userId as number,
+        moduleId: 1,
+        recordedAt: new Date(),
+      });
+      const together = (rows: ReturnType<typeof attempt>[]) =>
+        Promise.allSettled(
+          rows.map((row) =>
+            db.groupedTransaction((m) => insertUnlessConflict(m, CompletedAttempt, row), {
+              concurrent: true,
+            }),
+          ),
+        );
+      const first = await together([attempt(1, 10), attempt(2, null), attempt(3, 30)]);
+      expect(first.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(await together([attempt(4, 40), attempt(5, 50), attempt(6, 60)])).toEqual(
+        [true, true, true].map((value) => ({ status: 'fulfilled', value })),
+      );
+      const stored = (await t.db.query(
+        `SELECT attempt_id, user_id FROM completed_attempts WHERE client_id = 'refused' ORDER BY attempt_id`,
+      )) as { attempt_id: unknown; user_id: unknown }[];
+      expect(stored.map((r) => [Number(r.attempt_id), Number(r.user_id)])).toEqual([
+        [1, 10],
+        [3, 30],
+        [4, 40],
+        [5, 50],
+        [6, 60],
+      ]);
+    });
+
     it('fails the whole group when SQLite abandons its transaction (PostgreSQL: that one alone)', async () => {
       const outcomes = await Promise.allSettled([
         db.groupedTransaction((m) => insert(m, 'ab-a')),
