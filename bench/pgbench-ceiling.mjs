@@ -33,7 +33,10 @@ COMMIT;
 `,
 };
 
-/** The tables (c) writes to, directly or through the triggers on them. */
+/**
+ * The tables (c) writes to, directly or through the triggers on them. (The change log's copy keeps
+ * its id default, which draws on the real table's sequence: the real ids get gaps, nothing more.)
+ */
 const COPIED_TABLES = ['webhook_events', 'completed_attempts', 'webhook_event_block_changes'];
 const TRIGGERED_TABLES = ['webhook_events', 'completed_attempts'];
 
