@@ -3,8 +3,8 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
-import { assertUtf8, parseForm, parseJson } from './common/parsers/body-parsers.js';
-import { parseQuery } from './common/parsers/query-parser.js';
+import { assertUtf8, parseForm, parseJson, utf8Text } from './common/parsers/body-parsers.js';
+import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
 import { clientErrorHandler, frameworkErrors } from './common/filters/http-layer-errors.js';
 import { createApiDocument } from './common/openapi/api-document.js';
 import type { Environment } from './config/environment.js';
@@ -135,15 +135,18 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       .headers({ connection: 'close', 'retry-after': '1' })
       .send({ message: 'The service is temporarily unavailable.' });
   });
+  refusePoisonedQueries(fastify);
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
   fastify.addContentTypeParser(
     'application/json',
-    { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
       try {
         assertUtf8(request.headers['content-type']);
-        done(null, parseJson(body as string));
+        // No bytes is no body, as without a Content-Type: the routes decide what that means.
+        const bytes = body as Buffer;
+        done(null, bytes.length === 0 ? undefined : parseJson(utf8Text(bytes)));
       } catch (error) {
         done(error as Error, undefined);
       }
@@ -151,7 +154,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   );
   fastify.addContentTypeParser(
     'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
       if (!FORM_ROUTES.test(request.url)) {
         done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
@@ -159,7 +162,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       }
       try {
         assertUtf8(request.headers['content-type']);
-        done(null, parseForm(body as string));
+        done(null, parseForm(utf8Text(body as Buffer)));
       } catch (error) {
         done(error as Error, undefined);
       }

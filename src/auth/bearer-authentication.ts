@@ -4,14 +4,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { ApiException } from '../common/exceptions/api.exception.js';
 import type { Principal } from './principal.js';
+import type { Scope } from './scopes.js';
 import { TokenVerifier } from './token-verifier.service.js';
 
-/** Fastify route config flag set by @RequireScopes(): the route needs a bearer token. */
-export const BEARER_ROUTE = 'bearerToken';
+/** Fastify route config entry set by @RequireScopes(): the scopes the route's bearer token needs. */
+export const BEARER_ROUTE = 'bearerScopes';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    [BEARER_ROUTE]?: boolean;
+    [BEARER_ROUTE]?: readonly Scope[];
   }
 }
 
@@ -35,6 +36,16 @@ export class RepeatedAuthorizationException extends ApiException {
   }
 }
 
+/** 403 with RFC 6750's challenge naming the scopes the route needs. */
+export class InsufficientScopeException extends ApiException {
+  readonly status = 403;
+  constructor(scopes: readonly Scope[]) {
+    super('The token does not grant the scope this action needs.');
+    this.headers['WWW-Authenticate'] =
+      `Bearer realm="api", error="insufficient_scope", scope="${scopes.join(' ')}"`;
+  }
+}
+
 /** What authentication decided for a request, kept on it for the guard. */
 const DECISION = Symbol('bearer-decision');
 type Decision = { principal: Principal } | { error: unknown };
@@ -42,12 +53,13 @@ type DecidedRequest = FastifyRequest & { [DECISION]?: Decision };
 
 /**
  * Who is calling, from `Authorization: Bearer <token>` only (RFC 6750 §2.1; a token in the query
- * or body is as good as none). The one place that decides authentication:
+ * or body is as good as none), and whether the token grants the route's scopes. The one place
+ * that decides both:
  *
  * - it runs as a Fastify `onRequest` hook on routes marked by @RequireScopes(), so that a
- *   request without a valid token is answered 401 before its body is read or parsed (CONTRACT
- *   §2: unauthenticated bodies cost nothing, whatever their size or content type);
- * - the bearer guard then takes the decision from the request (and the scope check is its own).
+ *   request without a valid token (401) or without the scope (403) is answered before its body
+ *   is read or parsed (CONTRACT §2: the token, then the scope, then the resource, then the body);
+ * - the bearer guard then takes the decision from the request.
  */
 @Injectable()
 export class BearerAuthentication implements OnModuleInit {
@@ -63,19 +75,21 @@ export class BearerAuthentication implements OnModuleInit {
   }
 
   /**
-   * The principal of the request's token (synchronously when the decision is already made, as
-   * it is on every route marked by @RequireScopes()); throws the 401 (or 400) to answer otherwise.
+   * The principal of the request's token, which grants the route's scopes (synchronously when the
+   * decision is already made, as it is on every route marked by @RequireScopes()); throws the
+   * 401, 403 (or 400) to answer otherwise.
    */
   principalOf(request: FastifyRequest): Principal | Promise<Principal> {
     const decided = (request as DecidedRequest)[DECISION];
-    if (!decided) return this.authenticate(request);
+    if (!decided) return this.authorize(request, request.routeOptions.config?.[BEARER_ROUTE] ?? []);
     if ('error' in decided) throw decided.error;
     return decided.principal;
   }
 
   /** Callback style, so that a token found in the verifier's cache costs no promise. */
   private beforeBody(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-    if (!request.routeOptions.config?.[BEARER_ROUTE]) return done();
+    const scopes = request.routeOptions.config?.[BEARER_ROUTE];
+    if (!scopes) return done();
     const decide = (decision: Decision) => ((request as DecidedRequest)[DECISION] = decision);
     const refuse = (error: unknown) => {
       decide({ error });
@@ -84,7 +98,7 @@ export class BearerAuthentication implements OnModuleInit {
     };
     let outcome: Principal | Promise<Principal>;
     try {
-      outcome = this.authenticate(request);
+      outcome = this.authorize(request, scopes);
     } catch (error) {
       return refuse(error);
     }
@@ -96,6 +110,17 @@ export class BearerAuthentication implements OnModuleInit {
       decide({ principal });
       done();
     }, refuse);
+  }
+
+  /** The request's principal, if its token grants every one of `scopes`. */
+  private authorize(
+    request: FastifyRequest,
+    scopes: readonly Scope[],
+  ): Principal | Promise<Principal> {
+    const outcome = this.authenticate(request);
+    return outcome instanceof Promise
+      ? outcome.then((principal) => granting(principal, scopes))
+      : granting(outcome, scopes);
   }
 
   private authenticate(request: FastifyRequest): Principal | Promise<Principal> {
@@ -110,6 +135,13 @@ export class BearerAuthentication implements OnModuleInit {
       return principal;
     });
   }
+}
+
+function granting(principal: Principal, scopes: readonly Scope[]): Principal {
+  if (!scopes.every((scope) => principal.scopes.includes(scope))) {
+    throw new InsufficientScopeException(scopes);
+  }
+  return principal;
 }
 
 /** Node keeps the first of repeated Authorization headers; the raw list shows them all. */

@@ -28,3 +28,19 @@ export class RouteMetadataCache<T> {
     return value;
   }
 }
+
+/** Where @nestjs/platform-fastify reads a handler's route config (its RouteConfig() key). */
+const FASTIFY_ROUTE_CONFIG_METADATA = '__fastify_route_config__';
+
+/**
+ * A method decorator adding `entries` to the handler's Fastify route config, where Fastify hooks
+ * find them before Nest runs; merged into what other decorators set (RouteConfig() replaces it).
+ */
+export function withRouteConfig(entries: Record<string, unknown>): MethodDecorator {
+  return (_target, _key, descriptor) => {
+    const handler = descriptor.value as object;
+    const config = Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) as
+      object | undefined;
+    Reflect.defineMetadata(FASTIFY_ROUTE_CONFIG_METADATA, { ...config, ...entries }, handler);
+  };
+}

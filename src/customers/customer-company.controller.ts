@@ -2,8 +2,9 @@ import { Body, Controller, Get, Put } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
 import { AppValidationPipe } from '../common/pipes/validation.pipe.js';
+import { ResourceBeforeBody } from '../common/resource-first.js';
 import { ApiDataResponse, ValidationErrorDto } from '../envelope/api-response.decorators.js';
-import { ApiCustomerId, CustomerId } from './customer-id.decorator.js';
+import { ApiCustomerId, CustomerId, CustomerOfPath } from './customer-id.decorator.js';
 import { CustomersService } from './customers.service.js';
 import { CompanyDto } from './dto/company.dto.js';
 import { UpdateCompanyDto } from './dto/update-company.dto.js';
@@ -26,6 +27,7 @@ export class CustomerCompanyController {
 
   @Put()
   @RequireScopes('customers:write')
+  @ResourceBeforeBody(CustomerOfPath)
   @ApiOperation({
     summary: "Change a customer's company details: only the fields sent change.",
   })
@@ -37,7 +39,7 @@ export class CustomerCompanyController {
     @CustomerId() id: number,
     // Typed `unknown` so the global pipe leaves it alone: docs/contract.md §2 answers an unknown
     // customer (404) before an invalid body (422), so the body's errors are only told once the
-    // customer is known to exist.
+    // customer is known to exist (a body Fastify refuses: @ResourceBeforeBody()).
     @Body() body: unknown,
   ): Promise<CompanyDto> {
     let changes: UpdateCompanyDto;

@@ -1,6 +1,14 @@
-import { applyDecorators, createParamDecorator, ExecutionContext } from '@nestjs/common';
+import {
+  applyDecorators,
+  createParamDecorator,
+  ExecutionContext,
+  Injectable,
+} from '@nestjs/common';
 import { ApiNotFoundResponse, ApiParam } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import type { ResourceLookup } from '../common/resource-first.js';
 import { CustomerNotFoundException } from './customer-not-found.exception.js';
+import { CustomersService } from './customers.service.js';
 
 const CANONICAL_ID = /^[1-9][0-9]*$/;
 
@@ -30,6 +38,17 @@ export const CustomerId = createParamDecorator((_: unknown, ctx: ExecutionContex
     ctx.switchToHttp().getRequest<{ params: Record<string, unknown> }>().params.customer_id,
   ),
 );
+
+/** The customer of the `customer_id` path parameter, for @ResourceBeforeBody(). */
+@Injectable()
+export class CustomerOfPath implements ResourceLookup {
+  constructor(private readonly customers: CustomersService) {}
+
+  async assertExists(request: FastifyRequest): Promise<void> {
+    const { customer_id } = request.params as Record<string, unknown>;
+    await this.customers.find(parseCustomerId(customer_id));
+  }
+}
 
 /** OpenAPI for the `customer_id` path parameter and its 404. */
 export const ApiCustomerId = () =>

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CustomerCompanyController } from './customer-company.controller.js';
+import { CustomerOfPath } from './customer-id.decorator.js';
 import { CustomerSeeder } from './customer-seeder.service.js';
 import { CustomersController } from './customers.controller.js';
 import { CustomersRepository } from './customers.repository.js';
@@ -7,7 +8,7 @@ import { CustomersService } from './customers.service.js';
 
 @Module({
   controllers: [CustomersController, CustomerCompanyController],
-  providers: [CustomersRepository, CustomersService, CustomerSeeder],
+  providers: [CustomersRepository, CustomersService, CustomerSeeder, CustomerOfPath],
   exports: [CustomersService],
 })
 export class CustomersModule {}

@@ -6,29 +6,42 @@ import { NestedObject } from '../common/decorators/nested-object.decorator.js';
 export const DEFAULT_PAGE_SIZE = 15;
 export const MAX_PAGE_SIZE = 100;
 
-/** Query strings carry text; only canonical decimal integers become numbers, anything else fails. */
-const toInteger = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
+/**
+ * Query strings carry text; only decimal integers become numbers, anything else fails. Digits
+ * beyond what a number holds exactly stay text, and fail as too large.
+ */
+const toInteger = ({ value }: { value: unknown }) => {
+  const digits = typeof value === 'string' ? /^0*(\d{1,16})$/.exec(value)?.[1] : undefined;
+  return digits === undefined ? value : Number(digits);
+};
 
-/** One message for anything but an integer from min to max (IsInt + Min + Max would give three). */
-function IntegerBetween(min: number, max: number, message: string) {
+/**
+ * One message for anything but an integer from min to max (IsInt + Min + Max would give three),
+ * and `tooLarge` for an integer past max (digits included).
+ */
+function IntegerBetween(min: number, max: number, message: string, tooLarge = message) {
   return ValidateBy({
     name: 'integerBetween',
     validator: {
       validate: (value) => Number.isInteger(value) && value >= min && value <= max,
-      defaultMessage: () => message,
+      defaultMessage: (args) => {
+        const value = args?.value;
+        const large = (typeof value === 'string' && /^\d+$/.test(value)) || value > max;
+        return large ? tooLarge : message;
+      },
     },
   });
 }
 
 const PAGE_MESSAGE = 'The page must be a positive integer.';
+const PAGE_TOO_LARGE = `The page must be at most ${Number.MAX_SAFE_INTEGER}.`;
 const LIMIT_MESSAGE = `The limit must be between 1 and ${MAX_PAGE_SIZE}.`;
 
 export class PageAttributesDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1, description: '1-indexed page.' })
   @IsOptional()
   @Transform(toInteger)
-  @IntegerBetween(1, Number.MAX_SAFE_INTEGER, PAGE_MESSAGE)
+  @IntegerBetween(1, Number.MAX_SAFE_INTEGER, PAGE_MESSAGE, PAGE_TOO_LARGE)
   page?: number;
 
   @ApiPropertyOptional({

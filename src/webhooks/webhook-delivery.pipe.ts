@@ -2,9 +2,9 @@ import { Injectable, PipeTransform } from '@nestjs/common';
 import { validate } from 'class-validator';
 import { ValidationFailedException } from '../common/exceptions/api.exception.js';
 import {
-  isPlainObject,
+  bodyObject,
   mergeFieldErrors,
-  nulCharacterErrors,
+  unstorableTextErrors,
   splitUnknownFields,
 } from '../common/pipes/dto-fields.js';
 import { toFieldErrors } from '../common/pipes/validation.pipe.js';
@@ -33,15 +33,12 @@ export class WebhookDeliveryPipe implements PipeTransform<unknown, Promise<Valid
   constructor(private readonly registry: WebhookRegistry) {}
 
   async transform(body: unknown): Promise<ValidDelivery> {
-    if (!isPlainObject(body)) {
-      throw new ValidationFailedException({ body: ['The request body must be a JSON object.'] });
-    }
     // Unknown top-level keys (by own-property lookup, so `constructor` or `toString` too) and
-    // NUL characters anywhere, the payload's unknown fields included: those are stored.
-    const { known, errors: unknown } = splitUnknownFields(WebhookDeliveryDto, body);
+    // text that cannot be stored anywhere, the payload's unknown fields included: those are stored.
+    const { known, errors: unknown } = splitUnknownFields(WebhookDeliveryDto, bodyObject(body));
     const envelope = Object.assign(new WebhookDeliveryDto(), known);
     const errors = mergeFieldErrors(
-      { ...unknown, ...nulCharacterErrors(known, '') },
+      { ...unknown, ...unstorableTextErrors(known, '') },
       toFieldErrors(
         await validate(envelope, {
           whitelist: true,

@@ -1,8 +1,10 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
+import { RESOURCE_FIRST } from '../resource-first.js';
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   400: 'The request body is malformed: it is not valid JSON.',
@@ -30,6 +32,9 @@ interface Rendered {
   headers: Record<string, string>;
 }
 
+/** Statuses of a body Fastify refused before the route ran (parsing, size, content type). */
+const BODY_REFUSALS = [400, 413, 415];
+
 /**
  * Owns every error body the service sends (docs/contract.md §2). Domain errors render themselves;
  * framework and parser errors are mapped by status; anything else is a logged, opaque 500.
@@ -38,17 +43,43 @@ interface Rendered {
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionsFilter');
 
+  constructor(private readonly moduleRef: ModuleRef) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') throw exception;
     const ctx = host.switchToHttp();
     const request = ctx.getRequest<FastifyRequest>();
     const reply = ctx.getResponse<FastifyReply>();
 
-    let rendered = this.render(exception, request);
+    const rendered = this.render(exception, request);
+    const refusedBody =
+      !(exception instanceof ApiException) && BODY_REFUSALS.includes(rendered.status);
     // Fastify parses the body before it knows the route is unknown; the route answers first.
-    if (!request.routeOptions?.url && [400, 413, 415].includes(rendered.status)) {
-      rendered = plain(404);
+    if (refusedBody && !request.routeOptions?.url) {
+      return this.send(exception, reply, request, plain(404));
     }
+    // …and before the route's resource is looked up, which answers next (@ResourceBeforeBody()).
+    const lookup = refusedBody ? request.routeOptions.config?.[RESOURCE_FIRST] : undefined;
+    if (lookup) {
+      void this.moduleRef
+        .get(lookup, { strict: false })
+        .assertExists(request)
+        .then(
+          () => rendered,
+          (missing: unknown) => this.render(missing, request),
+        )
+        .then((answer) => this.send(exception, reply, request, answer));
+      return;
+    }
+    this.send(exception, reply, request, rendered);
+  }
+
+  private send(
+    exception: unknown,
+    reply: FastifyReply,
+    request: FastifyRequest,
+    rendered: Rendered,
+  ) {
     if (OAUTH_ROUTE.test(request.url)) {
       if (!(exception instanceof ApiException)) rendered = asOAuthError(rendered);
       rendered = { ...rendered, headers: { ...rendered.headers, ...NO_STORE } };

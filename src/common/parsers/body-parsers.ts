@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import secureJson from 'secure-json-parse';
 
 export const MAX_JSON_DEPTH = 32;
@@ -21,6 +22,15 @@ export function assertUtf8(contentType: string | undefined): void {
   if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
     throw new BodyParseError('The request body must be UTF-8 (charset=utf-8).', 415);
   }
+}
+
+/**
+ * The body as text: bytes that are not UTF-8 are refused (415), never replaced by U+FFFD and
+ * stored changed.
+ */
+export function utf8Text(body: Buffer): string {
+  if (!isUtf8(body)) throw new BodyParseError('The request body must be UTF-8 text.', 415);
+  return body.toString('utf8');
 }
 
 /**

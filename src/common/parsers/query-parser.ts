@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import qs from 'qs';
 import { ApiException } from '../exceptions/api.exception.js';
 
@@ -11,11 +12,27 @@ export class PoisonedQueryException extends ApiException {
   }
 }
 
+/** The OAuth endpoints read no query string (RFC 6749 parameters travel in the body). */
+const OAUTH_ROUTE = /^\/oauth\//;
+
+/**
+ * Every route refuses a marked query (400, CONTRACT §2), whether or not it reads its query: a
+ * route without query parameters would otherwise answer as if nothing had been sent.
+ */
+export function refusePoisonedQueries(fastify: FastifyInstance): void {
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    if (isPoisonedQuery(request.query) && !OAUTH_ROUTE.test(request.url)) {
+      return done(new PoisonedQueryException());
+    }
+    done();
+  });
+}
+
 /**
  * Bracketed query strings (`result_mode[attributes][page]=2`) into null-prototype objects, so
  * that a key named like an Object.prototype member (`toString`, `hasOwnProperty`…) is kept as an
  * ordinary key and refused by validation as unknown. `__proto__` and `constructor[prototype]`
- * are marked, and refused with 400 by the validation pipe (as in JSON bodies).
+ * are marked, and refused with 400 by refusePoisonedQueries() (as in JSON bodies).
  */
 export function parseQuery(query: string): Record<string, unknown> {
   const parsed = qs.parse(query, {

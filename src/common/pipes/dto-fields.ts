@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
-import type { FieldErrors } from '../exceptions/api.exception.js';
+import { type FieldErrors, ValidationFailedException } from '../exceptions/api.exception.js';
 
 /**
  * Which fields a DTO declares, looked up by own property only: a key named like an
@@ -35,6 +35,19 @@ export function declaredFields(metatype: Type): DeclaredFields {
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A request body as the object its fields are read from. No body at all (no bytes, or no
+ * Content-Type) is `{}`, so that the route names the fields it misses (CONTRACT §5: "an empty
+ * body names both name and type"); anything but a JSON object is refused.
+ */
+export function bodyObject(body: unknown): Record<string, unknown> {
+  if (body === undefined) return {};
+  if (!isPlainObject(body)) {
+    throw new ValidationFailedException({ body: ['The request body must be a JSON object.'] });
+  }
+  return body;
+}
 
 /** Both maps in one; where both name a path, the first one's messages are kept. */
 export function mergeFieldErrors(first: FieldErrors, second: FieldErrors): FieldErrors {
@@ -75,20 +88,34 @@ export function splitUnknownFields(
   return { known, errors: Object.fromEntries(errors) };
 }
 
+/** A UTF-16 surrogate without its pair: JSON's `\ud800` escape, which no UTF-8 text can hold. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Why a string cannot be stored as it was sent, if it cannot. */
+function unstorable(text: string): string | undefined {
+  if (text.includes('\0')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(text)) return 'must not contain unpaired surrogates (\\ud800 to \\udfff)';
+  return undefined;
+}
+
 /**
- * An error for every string (value or key) holding a NUL character, under its dotted path:
- * PostgreSQL cannot store one, and no field of this service has a use for it (CONTRACT §2).
+ * An error for every string (value or key) that cannot be stored as sent, under its dotted path
+ * (CONTRACT §2): a NUL character (PostgreSQL cannot store one, and no field of this service has
+ * a use for it) or an unpaired surrogate escape (UTF-8 cannot encode one: it would be stored as
+ * U+FFFD).
  */
-export function nulCharacterErrors(value: unknown, prefix: string): FieldErrors {
+export function unstorableTextErrors(value: unknown, prefix: string): FieldErrors {
   const errors = new Map<string, string[]>();
   const visit = (node: unknown, path: string) => {
     if (typeof node === 'string') {
-      if (node.includes('\0')) errors.set(path, [`The ${path} must not contain NUL characters.`]);
+      const problem = unstorable(node);
+      if (problem) errors.set(path, [`The ${path} ${problem}.`]);
     } else if (typeof node === 'object' && node !== null) {
       for (const key of Object.keys(node)) {
         const child = path ? `${path}.${key}` : key;
-        if (key.includes('\0')) {
-          errors.set(child, [`The ${child} field name must not contain NUL characters.`]);
+        const problem = unstorable(key);
+        if (problem) {
+          errors.set(child, [`The ${child} field name ${problem}.`]);
         } else visit((node as Record<string, unknown>)[key], child);
       }
     }

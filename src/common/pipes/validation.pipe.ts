@@ -12,11 +12,11 @@ import {
   type ValidatorOptions,
 } from 'class-validator';
 import { FieldErrors, ValidationFailedException } from '../exceptions/api.exception.js';
-import { isPoisonedQuery, PoisonedQueryException } from '../parsers/query-parser.js';
 import {
+  bodyObject,
   isPlainObject,
   mergeFieldErrors,
-  nulCharacterErrors,
+  unstorableTextErrors,
   splitUnknownFields,
 } from './dto-fields.js';
 
@@ -45,7 +45,7 @@ export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErro
  */
 function screen(metatype: Type, value: Record<string, unknown>) {
   const { known, errors } = splitUnknownFields(metatype, value);
-  return { known, errors: { ...errors, ...nulCharacterErrors(known, '') } };
+  return { known, errors: { ...errors, ...unstorableTextErrors(known, '') } };
 }
 
 const hasErrors = (errors: FieldErrors) => Object.keys(errors).length > 0;
@@ -99,12 +99,11 @@ export class AppValidationPipe extends ValidationPipe {
     if ((type !== 'body' && type !== 'query') || !this.isClass(metadata)) {
       return super.transform(value, metadata);
     }
-    if (type === 'query' && isPoisonedQuery(value)) throw new PoisonedQueryException();
-    if (!isPlainObject(value)) {
-      if (type === 'query') return super.transform(value, metadata);
-      throw new ValidationFailedException({ body: ['The request body must be a JSON object.'] });
-    }
-    const { known, errors } = screen(metatype!, value);
+    let fields: Record<string, unknown>;
+    if (type === 'body') fields = bodyObject(value);
+    else if (isPlainObject(value)) fields = value;
+    else return super.transform(value, metadata);
+    const { known, errors } = screen(metatype!, fields);
     try {
       const valid: unknown = await super.transform(known, metadata);
       if (hasErrors(errors)) throw new ValidationFailedException(errors);
@@ -123,10 +122,7 @@ export class AppValidationPipe extends ValidationPipe {
    */
   validateFlat<T extends object>(metatype: Type<T>, value: unknown): T {
     assertFlat(metatype);
-    if (!isPlainObject(value)) {
-      throw new ValidationFailedException({ body: ['The request body must be a JSON object.'] });
-    }
-    const { known, errors } = screen(metatype, value);
+    const { known, errors } = screen(metatype, bodyObject(value));
     const entity = Object.assign(new metatype(), known);
     const invalid = toFieldErrors(validateSync(entity, VALIDATOR_OPTIONS));
     if (hasErrors(errors) || hasErrors(invalid)) {

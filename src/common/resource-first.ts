@@ -1,0 +1,26 @@
+import type { Type } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { withRouteConfig } from './route-metadata.js';
+
+/** Fastify route config entry set by @ResourceBeforeBody(). */
+export const RESOURCE_FIRST = 'resourceFirst';
+
+/** Looks up a route's resource from the request's path; throws its 404 when there is none. */
+export interface ResourceLookup {
+  assertExists(request: FastifyRequest): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    [RESOURCE_FIRST]?: Type<ResourceLookup>;
+  }
+}
+
+/**
+ * CONTRACT §2 answers an unknown resource (404) before a bad body. A body Fastify refuses before
+ * the route runs (malformed, over 1 MiB, a content type it does not read) is only told once
+ * `lookup` (a provider) finds the resource; the route itself does the same for an invalid body
+ * (422). Only refused bodies pay for the lookup.
+ */
+export const ResourceBeforeBody = (lookup: Type<ResourceLookup>) =>
+  withRouteConfig({ [RESOURCE_FIRST]: lookup });
