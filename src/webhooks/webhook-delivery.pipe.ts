@@ -1,5 +1,5 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
-import { validate } from 'class-validator';
+import { validateSync } from 'class-validator';
 import { ValidationFailedException } from '../common/exceptions/api.exception.js';
 import {
   bodyObject,
@@ -36,11 +36,12 @@ export class WebhookDeliveryPipe implements PipeTransform<unknown, Promise<Valid
     // Unknown top-level keys (by own-property lookup, so `constructor` or `toString` too) and
     // text that cannot be stored anywhere, the payload's unknown fields included: those are stored.
     const { known, errors: unknown } = splitUnknownFields(WebhookDeliveryDto, bodyObject(body));
+    // A flat DTO (synchronous rules only): validated without a promise round.
     const envelope = Object.assign(new WebhookDeliveryDto(), known);
     const errors = mergeFieldErrors(
       { ...unknown, ...unstorableTextErrors(known, '') },
       toFieldErrors(
-        await validate(envelope, {
+        validateSync(envelope, {
           whitelist: true,
           forbidNonWhitelisted: true,
           stopAtFirstError: true,

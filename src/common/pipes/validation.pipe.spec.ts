@@ -1,8 +1,11 @@
 import 'reflect-metadata';
+import { Exclude, Expose, Transform, Type } from 'class-transformer';
+import { IsInt, IsString, registerDecorator } from 'class-validator';
 import { CreateCustomerDto } from '../../customers/dto/create-customer.dto.js';
 import { UpdateCompanyDto } from '../../customers/dto/update-company.dto.js';
+import { AttemptCompletedPayload } from '../../learning/dto/attempt-completed.payload.js';
 import { ValidationFailedException } from '../exceptions/api.exception.js';
-import { AppValidationPipe } from './validation.pipe.js';
+import { AppValidationPipe, isFlatDto } from './validation.pipe.js';
 
 type Outcome = { value: Record<string, unknown> } | { errors: Record<string, string[]> };
 
@@ -73,5 +76,52 @@ describe('AppValidationPipe.validateFlat', () => {
     expect(() => pipe.validateFlat(CreateCustomerDto, {})).toThrow(
       'CreateCustomerDto is not a flat DTO',
     );
+  });
+});
+
+describe('isFlatDto', () => {
+  class WithType {
+    @IsString() name: string;
+    @Type(() => Date) @IsInt() at: Date;
+  }
+  class WithTransform {
+    @Transform(({ value }: { value: unknown }) => String(value)) @IsString() name: string;
+  }
+  class WithExpose {
+    @Expose({ name: 'full_name' }) @IsString() name: string;
+  }
+  @Exclude()
+  class ExcludingAll {
+    @IsString() name: string;
+  }
+  const Later: PropertyDecorator = (target, propertyName) =>
+    registerDecorator({
+      name: 'later',
+      async: true,
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: { validate: () => Promise.resolve(true) },
+    });
+  class WithAsyncRule {
+    @Later name: string;
+  }
+  class WithoutRules {
+    name: string;
+  }
+
+  it('takes the DTOs of a PUT and of a webhook payload as flat', () => {
+    expect([isFlatDto(UpdateCompanyDto), isFlatDto(AttemptCompletedPayload)]).toEqual([true, true]);
+  });
+
+  it.each([
+    ['a nested DTO', CreateCustomerDto],
+    ['@Type', WithType],
+    ['@Transform', WithTransform],
+    ['@Expose', WithExpose],
+    ['a class-level @Exclude', ExcludingAll],
+    ['an asynchronous rule', WithAsyncRule],
+    ['no rule at all', WithoutRules],
+  ])('does not take a DTO with %s as flat', (_what, dto: new () => object) => {
+    expect(isFlatDto(dto)).toBe(false);
   });
 });

@@ -5,6 +5,8 @@ import {
   ValidationError,
   ValidationPipe,
 } from '@nestjs/common';
+import { TransformationType } from 'class-transformer';
+import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import {
   getMetadataStorage,
   ValidationTypes,
@@ -57,27 +59,54 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
   validationError: { target: false, value: false },
 };
 
-const flatClasses = new WeakSet<Type>();
+const flatness = new WeakMap<Type, boolean>();
 
 /**
- * A flat DTO is validated by class-validator's rules alone: no nested object to build, no
- * asynchronous rule. Anything else is a mistake in the calling code, told at its first use.
+ * A flat DTO is validated by class-validator's synchronous rules alone: no nested object to
+ * build, no asynchronous rule, and nothing for class-transformer to do (no @Type, @Transform,
+ * @Expose or @Exclude), so setting the body's keys on a new instance is all plainToInstance()
+ * would do. Decided once per class.
  */
-function assertFlat(metatype: Type): void {
-  if (flatClasses.has(metatype)) return;
-  const storage = getMetadataStorage();
-  const rules = storage.getTargetValidationMetadatas(metatype, '', true, false);
-  const deep = rules.find(
-    (rule) =>
-      rule.type === ValidationTypes.NESTED_VALIDATION ||
-      rule.type === ValidationTypes.PROMISE_VALIDATION ||
-      (rule.type === ValidationTypes.CUSTOM_VALIDATION &&
-        storage.getTargetValidatorConstraints(rule.constraintCls).some((c) => c.async)),
+export function isFlatDto(metatype: Type): boolean {
+  let flat = flatness.get(metatype);
+  if (flat === undefined) {
+    const storage = getMetadataStorage();
+    const rules = storage.getTargetValidationMetadatas(metatype, '', true, false);
+    const deep = rules.some(
+      (rule) =>
+        rule.type === ValidationTypes.NESTED_VALIDATION ||
+        rule.type === ValidationTypes.PROMISE_VALIDATION ||
+        (rule.type === ValidationTypes.CUSTOM_VALIDATION &&
+          storage.getTargetValidatorConstraints(rule.constraintCls).some((c) => c.async)),
+    );
+    const properties = new Set(rules.map((rule) => rule.propertyName));
+    flat = rules.length > 0 && !deep && !transformsAny(metatype, properties);
+    flatness.set(metatype, flat);
+  }
+  return flat;
+}
+
+/** Anything class-transformer's plainToInstance() would do to `metatype` beyond copying keys. */
+function transformsAny(metatype: Type, properties: Set<string>): boolean {
+  const storage = defaultMetadataStorage;
+  return (
+    storage.getStrategy(metatype) !== 'none' ||
+    storage.getExposedMetadatas(metatype).length > 0 ||
+    storage.getExcludedMetadatas(metatype).length > 0 ||
+    [...properties].some(
+      (property) =>
+        storage.findTypeMetadata(metatype, property) !== undefined ||
+        storage.findTransformMetadatas(metatype, property, TransformationType.PLAIN_TO_CLASS)
+          .length > 0,
+    )
   );
-  if (rules.length === 0 || deep) {
+}
+
+/** validateFlat() is for flat DTOs only: anything else is a mistake in the calling code. */
+function assertFlat(metatype: Type): void {
+  if (!isFlatDto(metatype)) {
     throw new Error(`${metatype.name} is not a flat DTO: validate it with transform().`);
   }
-  flatClasses.add(metatype);
 }
 
 /**
