@@ -15,7 +15,8 @@ import { logRequests } from './logging/request-log.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
-const FORM_ROUTES = /^\/oauth\//;
+/** RFC 6749's endpoints: form bodies too, and a repeated JSON key refused like a repeated field. */
+const OAUTH_ROUTES = /^\/oauth\//;
 
 type AdapterSettings = Pick<
   Environment,
@@ -143,7 +144,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     (request, body, done) => {
       try {
         assertUtf8(request.headers['content-type']);
-        done(null, parseJson(body as string));
+        done(null, parseJson(body as string, { findRepeatedKeys: OAUTH_ROUTES.test(request.url) }));
       } catch (error) {
         done(error as Error, undefined);
       }
@@ -153,7 +154,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
-      if (!FORM_ROUTES.test(request.url)) {
+      if (!OAUTH_ROUTES.test(request.url)) {
         done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
         return;
       }

@@ -257,6 +257,41 @@ describe('revocation and introspection', () => {
     });
   });
 
+  describe.each(['/oauth/revoke', '/oauth/introspect'])(
+    'ambiguous requests to %s: 400 invalid_request, and nothing revoked',
+    (url) => {
+      const expectInvalidRequest = (res: request.Response, body: object) => {
+        expect({ status: res.status, body: res.body }).toEqual({ status: 400, body });
+        expect(res.headers['cache-control']).toBe(noStore['cache-control']);
+        expect(res.headers.pragma).toBe(noStore.pragma);
+      };
+
+      it('the token repeated in a JSON body (JSON.parse alone keeps the last)', async () => {
+        const token = await issueToken(t, client);
+        const res = await request(t.http)
+          .post(url)
+          .set('authorization', basicAuth(client.clientId, client.clientSecret))
+          .set('content-type', 'application/json')
+          .send(`{"token":"x","token":"${token}"}`);
+        expectInvalidRequest(res, oauthErrors.repeatedParameter('token'));
+        expect(await opens(token)).toBe(true);
+      });
+
+      it('the client secret repeated in a JSON body', async () => {
+        const token = await issueToken(t, client);
+        const res = await request(t.http)
+          .post(url)
+          .set('content-type', 'application/json')
+          .send(
+            `{"token":"${token}","client_id":"${client.clientId}",` +
+              `"client_secret":"wrong","client_secret":"${client.clientSecret}"}`,
+          );
+        expectInvalidRequest(res, oauthErrors.repeatedParameter('client_secret'));
+        expect(await opens(token)).toBe(true);
+      });
+    },
+  );
+
   describe('disabling a client', () => {
     it('refuses every token the client holds at once, and the client itself', async () => {
       const doomed = await createClient(t, { scopes: ['customers:read'] });

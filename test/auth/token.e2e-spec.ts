@@ -207,6 +207,51 @@ describe('POST /oauth/token', () => {
     });
   });
 
+  describe('ambiguous requests: 400 invalid_request, neither value believed', () => {
+    const json = (text: string) =>
+      request(t.http).post('/oauth/token').set('content-type', 'application/json').send(text);
+
+    it('a parameter repeated in a JSON body (JSON.parse alone keeps the last)', async () => {
+      const res = await json(
+        `{"grant_type":"client_credentials","client_id":"${client.clientId}",` +
+          `"client_secret":"wrong","client_secret":"${client.clientSecret}",` +
+          `"scope":"customers:write","scope":"customers:read"}`,
+      );
+      expectError(res, 400, oauthErrors.repeatedParameter('client_secret'));
+    });
+
+    it.each([
+      ['plainly', '"scope":"webhooks:write","scope":"customers:read"'],
+      ['once with JSON escapes', '"\\u0073cope":"webhooks:write","scope":"customers:read"'],
+      ['with the same value', '"scope":"customers:read","scope":"customers:read"'],
+    ])('the scope repeated in a JSON body %s', async (_how, scopes) => {
+      const res = await json(
+        `{"grant_type":"client_credentials","client_id":"${client.clientId}",` +
+          `"client_secret":"${client.clientSecret}",${scopes}}`,
+      );
+      expectError(res, 400, oauthErrors.repeatedParameter('scope'));
+    });
+
+    it('ignores a repeated unknown parameter in a JSON body, as in a form (RFC 6749 §3.1)', async () => {
+      const res = await json(
+        `{"grant_type":"client_credentials","client_id":"${client.clientId}",` +
+          `"client_secret":"${client.clientSecret}","scope":"customers:read",` +
+          `"audience":"a","audience":"b","resource":{"x":1,"x":2}}`,
+      );
+      expect(res.status).toBe(200);
+      expect(decodeJwt(res.body.access_token).scope).toBe('customers:read');
+    });
+
+    it('ignores a repeated unknown parameter in a form body', async () => {
+      await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send('grant_type=client_credentials&scope=customers%3Aread&audience=a&audience=b')
+        .expect(200);
+    });
+  });
+
   describe('invalid_client (401)', () => {
     it('unknown client, wrong secret and disabled client get one answer, without a challenge when the body was used', async () => {
       const disabled = await createClient(t);
