@@ -45,12 +45,20 @@ export function required<N extends string>(params: Partial<Record<N, string>>, n
 
 /**
  * Client authentication (RFC 6749 §2.3.1): HTTP Basic (`client_secret_basic`) or `client_id` +
- * `client_secret` in the body (`client_secret_post`), never both.
+ * `client_secret` in the body (`client_secret_post`), never both. `authorizations`: every
+ * Authorization header of the request; two are ambiguous, so neither is believed (as on /v2,
+ * docs/contract.md §4).
  */
 export function readClientCredentials(
-  authorization: string | undefined,
+  authorizations: readonly string[],
   params: Partial<Record<'client_id' | 'client_secret', string>>,
 ): ClientCredentials {
+  if (authorizations.length > 1) {
+    throw new InvalidRequestException(
+      'The request must carry one Authorization header, not several.',
+    );
+  }
+  const authorization = authorizations[0];
   if (authorization !== undefined) {
     const basic = parseBasic(authorization);
     if (

@@ -1,4 +1,4 @@
-import { Body, Controller, Header, Headers, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -12,6 +12,7 @@ import {
 import { RawResponse } from '../envelope/envelope.js';
 import { Metrics } from '../metrics/metrics.service.js';
 import { ClientsService } from './clients.service.js';
+import { AuthorizationHeaders } from './decorators/authorization-headers.decorator.js';
 import { isGrantType } from './grant-types.js';
 import { OAuthException, TooManyAttemptsException } from './oauth.exceptions.js';
 import { IntrospectionResponseDto } from './dto/introspection-response.dto.js';
@@ -78,7 +79,7 @@ export class OAuthController {
   })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async token(
-    @Headers('authorization') authorization: string | undefined,
+    @AuthorizationHeaders() authorizations: string[],
     @Body() body: unknown,
     @Ip() address: string,
   ): Promise<TokenResponseDto> {
@@ -91,7 +92,7 @@ export class OAuthController {
         required(params, 'username');
         required(params, 'password');
       }
-      const credentials = readClientCredentials(authorization, params);
+      const credentials = readClientCredentials(authorizations, params);
       const issued = await this.grants.grant(
         { grantType, scope, username: params.username, password: params.password },
         credentials,
@@ -134,13 +135,13 @@ export class OAuthController {
   })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async revoke(
-    @Headers('authorization') authorization: string | undefined,
+    @AuthorizationHeaders() authorizations: string[],
     @Body() body: unknown,
     @Ip() address: string,
   ): Promise<Record<string, never>> {
     const params = readParams(body, TOKEN_OPERATION_PARAMS);
     const client = await this.clients.authenticate(
-      readClientCredentials(authorization, params),
+      readClientCredentials(authorizations, params),
       address,
     );
     await this.revocation.revokeForClient(required(params, 'token'), client.id);
@@ -162,12 +163,12 @@ export class OAuthController {
   @ApiBadRequestResponse({ type: OAuthErrorDto, description: 'invalid_request.' })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async introspect(
-    @Headers('authorization') authorization: string | undefined,
+    @AuthorizationHeaders() authorizations: string[],
     @Body() body: unknown,
     @Ip() address: string,
   ): Promise<IntrospectionResponseDto> {
     const params = readParams(body, TOKEN_OPERATION_PARAMS);
-    await this.clients.authenticate(readClientCredentials(authorization, params), address);
+    await this.clients.authenticate(readClientCredentials(authorizations, params), address);
     const active = await this.verifier.active(required(params, 'token'));
     if (!active) return { active: false };
     const { scope, client_id, exp, iat, sub, aud, iss, jti } = active.claims;

@@ -289,6 +289,32 @@ describe('revocation and introspection', () => {
         expectInvalidRequest(res, oauthErrors.repeatedParameter('client_secret'));
         expect(await opens(token)).toBe(true);
       });
+
+      it('two Authorization headers, even the same one twice', async () => {
+        const other = await createClient(t, { scopes: ['customers:read'] });
+        const token = await issueToken(t, client);
+        for (const headers of [
+          [
+            basicAuth(other.clientId, other.clientSecret),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+          [
+            basicAuth(client.clientId, client.clientSecret),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+          [basicAuth(client.clientId, client.clientSecret), `Bearer ${token}`],
+        ]) {
+          const res = await request(t.http)
+            .post(url)
+            // superagent sends an array as repeated header lines (its types allow it for Cookie).
+            .set('authorization', headers as unknown as string)
+            .type('form')
+            .send({ token });
+          expectInvalidRequest(res, oauthErrors.repeatedAuthorization);
+          expect(res.headers['www-authenticate']).toBeUndefined();
+        }
+        expect(await opens(token)).toBe(true);
+      });
     },
   );
 

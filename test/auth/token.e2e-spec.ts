@@ -250,6 +250,57 @@ describe('POST /oauth/token', () => {
         .send('grant_type=client_credentials&scope=customers%3Aread&audience=a&audience=b')
         .expect(200);
     });
+
+    describe('two Authorization headers', () => {
+      let other: TestClient;
+      beforeAll(async () => {
+        other = await createClient(t, { scopes: ['customers:read'] });
+      });
+
+      it.each([
+        [
+          'two clients',
+          () => [
+            basicAuth(other.clientId, other.clientSecret),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+        ],
+        [
+          'a good then a wrong secret',
+          () => [
+            basicAuth(client.clientId, client.clientSecret),
+            basicAuth(client.clientId, 'wrong'),
+          ],
+        ],
+        [
+          'a wrong then a good secret',
+          () => [
+            basicAuth(client.clientId, 'wrong'),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+        ],
+        [
+          'Basic then Bearer',
+          () => [basicAuth(client.clientId, client.clientSecret), 'Bearer abc'],
+        ],
+        [
+          'the same header twice',
+          () => [
+            basicAuth(client.clientId, client.clientSecret),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+        ],
+      ])('%s', async (_case, headers) => {
+        const res = await request(t.http)
+          .post('/oauth/token')
+          // superagent sends an array value as repeated header lines (its types allow it for Cookie).
+          .set('authorization', headers() as unknown as string)
+          .type('form')
+          .send('grant_type=client_credentials&scope=customers%3Aread');
+        expectError(res, 400, oauthErrors.repeatedAuthorization);
+        expect(res.headers['www-authenticate']).toBeUndefined();
+      });
+    });
   });
 
   describe('invalid_client (401)', () => {

@@ -51,6 +51,10 @@ export const oauthErrors = {
     'invalid_request',
     'Send the client credentials either with HTTP Basic or in the body, not both.',
   ),
+  repeatedAuthorization: oauth(
+    'invalid_request',
+    'The request must carry one Authorization header, not several.',
+  ),
   invalidClient: oauth('invalid_client', 'Client authentication failed.'),
   invalidGrant: oauth('invalid_grant', 'The username or password is incorrect.'),
   grantNotAllowed: (grant: string) =>
