@@ -55,6 +55,10 @@ export const oauthErrors = {
     'invalid_request',
     'The request must carry one Authorization header, not several.',
   ),
+  poisonedBody: oauth(
+    'invalid_request',
+    'The request body contains a forbidden "__proto__" or "constructor.prototype" key.',
+  ),
   invalidClient: oauth('invalid_client', 'Client authentication failed.'),
   invalidGrant: oauth('invalid_grant', 'The username or password is incorrect.'),
   grantNotAllowed: (grant: string) =>

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BodyParseError, parseJson, repeatedKeys } from './body-parsers.js';
+import { BodyParseError, parseForm, parseJson, repeatedKeys } from './body-parsers.js';
 
 const POISONED =
   'The request body contains a forbidden "__proto__" or "constructor.prototype" key.';
@@ -69,5 +69,27 @@ describe('parseJson without findRepeatedKeys (every route but /oauth)', () => {
     expect(parsed).toEqual({ a: 2 });
     expect(repeatedKeys(parsed).size).toBe(0);
     expect(Object.getOwnPropertySymbols(parsed)).toEqual([]);
+  });
+});
+
+describe('parseForm', () => {
+  it('makes a repeated parameter an array, and keeps prototype-named keys as plain keys', () => {
+    expect(parseForm('a=1&a=2&constructor=3&toString=4&prototype=5')).toEqual({
+      a: ['1', '2'],
+      constructor: '3',
+      toString: '4',
+      prototype: '5',
+    });
+  });
+
+  it.each([
+    '__proto__=1',
+    '%5F%5Fproto%5F%5F=1',
+    'a=1&__proto__[admin]=1',
+    'a[__proto__]=1',
+    'constructor[prototype]=1',
+    'constructor%5Bprototype%5D%5Badmin%5D=1',
+  ])('refuses %s as a JSON body would (400)', (body) => {
+    expect(() => parseForm(body)).toThrow(new BodyParseError(POISONED));
   });
 });

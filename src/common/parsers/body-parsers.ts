@@ -1,4 +1,5 @@
 import secureJson from 'secure-json-parse';
+import { reachesPrototype } from './query-parser.js';
 
 export const MAX_JSON_DEPTH = 32;
 
@@ -133,10 +134,13 @@ function assertShallow(text: string): void {
 /**
  * application/x-www-form-urlencoded → flat object. A repeated parameter becomes an array so that
  * the OAuth endpoints can refuse it (RFC 6749 §3.2: parameters MUST NOT be included more than once).
+ * A `__proto__` or `constructor[prototype]` name (once decoded) is refused as in JSON bodies and
+ * query strings (docs/contract.md §2), although the flat object holds it harmlessly.
  */
 export function parseForm(body: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = Object.create(null);
   for (const [key, value] of new URLSearchParams(body)) {
+    if (reachesPrototype(key)) throw new BodyParseError(POISONED_BODY);
     const prev = out[key];
     out[key] = prev === undefined ? value : ([] as string[]).concat(prev, value);
   }
