@@ -5,6 +5,7 @@ import {
   ApiConsumes,
   ApiOkResponse,
   ApiOperation,
+  ApiPayloadTooLargeResponse,
   ApiTags,
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
@@ -52,6 +53,10 @@ const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
 @UseGuards(AddressThrottleGuard)
 @Controller('oauth')
 @ApiTooManyRequestsResponse({ type: TooManyRequestsDto, description: 'Throttled.' })
+@ApiPayloadTooLargeResponse({
+  type: OAuthErrorDto,
+  description: 'invalid_request: body over 1 MiB.',
+})
 export class OAuthController {
   constructor(
     private readonly grants: TokenGrantService,

@@ -303,6 +303,28 @@ describe('POST /oauth/token', () => {
     });
   });
 
+  describe('a body over 1 MiB: 413, in the RFC 6749 shape', () => {
+    const padding = 'x'.repeat(1024 * 1024);
+
+    it('as a form', async () => {
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send(`grant_type=client_credentials&scope=customers%3Aread&pad=${padding}`);
+      expectError(res, 413, oauthErrors.tooLarge);
+    });
+
+    it('as JSON', async () => {
+      const res = await tokenRequest(t, client, {
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+        pad: padding,
+      });
+      expectError(res, 413, oauthErrors.tooLarge);
+    });
+  });
+
   describe('invalid_client (401)', () => {
     it('unknown client, wrong secret and disabled client get one answer, without a challenge when the body was used', async () => {
       const disabled = await createClient(t);

@@ -59,6 +59,7 @@ export const oauthErrors = {
     'invalid_request',
     'The request body contains a forbidden "__proto__" or "constructor.prototype" key.',
   ),
+  tooLarge: oauth('invalid_request', 'The request body is larger than 1 MiB.'),
   invalidClient: oauth('invalid_client', 'Client authentication failed.'),
   invalidGrant: oauth('invalid_grant', 'The username or password is incorrect.'),
   grantNotAllowed: (grant: string) =>
