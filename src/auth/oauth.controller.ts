@@ -37,6 +37,9 @@ const TOKEN_PARAMS = [
 ] as const;
 const TOKEN_OPERATION_PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
 const CONSUMES = ['application/json', 'application/x-www-form-urlencoded'];
+const INVALID_REQUEST =
+  'invalid_request (a parameter missing or repeated, two Authorization headers, client ' +
+  'credentials both in HTTP Basic and in the body, a `__proto__` key, a body neither JSON nor a form)';
 // Either client_secret_basic or client_secret_post (the body), hence the empty alternative.
 const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
   security: [{ client_basic: [] }, {}],
@@ -79,8 +82,7 @@ export class OAuthController {
   @ApiOkResponse({ type: TokenResponseDto })
   @ApiBadRequestResponse({
     type: OAuthErrorDto,
-    description:
-      'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.',
+    description: `${INVALID_REQUEST}, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.`,
   })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async token(
@@ -136,7 +138,7 @@ export class OAuthController {
   })
   @ApiBadRequestResponse({
     type: OAuthErrorDto,
-    description: 'invalid_request, or unauthorized_client for a token of another client.',
+    description: `${INVALID_REQUEST}, or unauthorized_client for a token of another client.`,
   })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async revoke(
@@ -165,7 +167,7 @@ export class OAuthController {
   @ApiConsumes(...CONSUMES)
   @ApiBody({ type: TokenOperationRequestDto })
   @ApiOkResponse({ type: IntrospectionResponseDto })
-  @ApiBadRequestResponse({ type: OAuthErrorDto, description: 'invalid_request.' })
+  @ApiBadRequestResponse({ type: OAuthErrorDto, description: `${INVALID_REQUEST}.` })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async introspect(
     @AuthorizationHeaders() authorizations: string[],
