@@ -15,7 +15,8 @@ import { logRequests } from './logging/request-log.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
-const FORM_ROUTES = /^\/oauth\//;
+/** RFC 6749's endpoints: form bodies too, and a repeated JSON key refused like a repeated field. */
+const OAUTH_ROUTES = /^\/oauth\//;
 
 type AdapterSettings = Pick<
   Environment,
@@ -146,7 +147,11 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
         assertUtf8(request.headers['content-type']);
         // No bytes is no body, as without a Content-Type: the routes decide what that means.
         const bytes = body as Buffer;
-        done(null, bytes.length === 0 ? undefined : parseJson(utf8Text(bytes)));
+        const findRepeatedKeys = OAUTH_ROUTES.test(request.url);
+        done(
+          null,
+          bytes.length === 0 ? undefined : parseJson(utf8Text(bytes), { findRepeatedKeys }),
+        );
       } catch (error) {
         done(error as Error, undefined);
       }
@@ -156,7 +161,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     'application/x-www-form-urlencoded',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
-      if (!FORM_ROUTES.test(request.url)) {
+      if (!OAUTH_ROUTES.test(request.url)) {
         done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
         return;
       }

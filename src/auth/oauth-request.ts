@@ -1,3 +1,4 @@
+import { repeatedKeys } from '../common/parsers/body-parsers.js';
 import { InvalidClientException, InvalidRequestException } from './oauth.exceptions.js';
 
 export interface ClientCredentials {
@@ -10,7 +11,7 @@ export interface ClientCredentials {
 /**
  * The named parameters of an OAuth request body (JSON or form), as strings. RFC 6749 §3.1: an
  * empty value counts as omitted, unknown parameters are ignored, and a repeated one (an array,
- * from the form parser) is refused.
+ * from the form parser; a key the JSON parser saw twice) is refused.
  */
 export function readParams<N extends string>(
   body: unknown,
@@ -20,13 +21,14 @@ export function readParams<N extends string>(
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw new InvalidRequestException('The request body must be a JSON object or a form.');
   }
+  const repeated = repeatedKeys(body);
   const params: Partial<Record<N, string>> = {};
   for (const name of names) {
     const value = (body as Record<string, unknown>)[name];
-    if (value === undefined || value === null || value === '') continue;
-    if (Array.isArray(value)) {
+    if (repeated.has(name) || Array.isArray(value)) {
       throw new InvalidRequestException(`The ${name} parameter must not be repeated.`);
     }
+    if (value === undefined || value === null || value === '') continue;
     if (typeof value !== 'string') {
       throw new InvalidRequestException(`The ${name} parameter must be a string.`);
     }
@@ -43,12 +45,20 @@ export function required<N extends string>(params: Partial<Record<N, string>>, n
 
 /**
  * Client authentication (RFC 6749 §2.3.1): HTTP Basic (`client_secret_basic`) or `client_id` +
- * `client_secret` in the body (`client_secret_post`), never both.
+ * `client_secret` in the body (`client_secret_post`), never both. `authorizations`: every
+ * Authorization header of the request; two are ambiguous, so neither is believed (as on /v2,
+ * docs/contract.md §4).
  */
 export function readClientCredentials(
-  authorization: string | undefined,
+  authorizations: readonly string[],
   params: Partial<Record<'client_id' | 'client_secret', string>>,
 ): ClientCredentials {
+  if (authorizations.length > 1) {
+    throw new InvalidRequestException(
+      'The request must carry one Authorization header, not several.',
+    );
+  }
+  const authorization = authorizations[0];
   if (authorization !== undefined) {
     const basic = parseBasic(authorization);
     if (

@@ -1,10 +1,11 @@
-import { Body, Controller, Header, Headers, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
   ApiConsumes,
   ApiOkResponse,
   ApiOperation,
+  ApiPayloadTooLargeResponse,
   ApiTags,
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
@@ -12,6 +13,7 @@ import {
 import { RawResponse } from '../envelope/envelope.js';
 import { Metrics } from '../metrics/metrics.service.js';
 import { ClientsService } from './clients.service.js';
+import { AuthorizationHeaders } from './decorators/authorization-headers.decorator.js';
 import { isGrantType } from './grant-types.js';
 import { OAuthException, TooManyAttemptsException } from './oauth.exceptions.js';
 import { IntrospectionResponseDto } from './dto/introspection-response.dto.js';
@@ -35,6 +37,9 @@ const TOKEN_PARAMS = [
 ] as const;
 const TOKEN_OPERATION_PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
 const CONSUMES = ['application/json', 'application/x-www-form-urlencoded'];
+const INVALID_REQUEST =
+  'invalid_request (a parameter missing or repeated, two Authorization headers, client ' +
+  'credentials both in HTTP Basic and in the body, a `__proto__` key, a body neither JSON nor a form)';
 // Either client_secret_basic or client_secret_post (the body), hence the empty alternative.
 const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
   security: [{ client_basic: [] }, {}],
@@ -51,6 +56,10 @@ const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
 @UseGuards(AddressThrottleGuard)
 @Controller('oauth')
 @ApiTooManyRequestsResponse({ type: TooManyRequestsDto, description: 'Throttled.' })
+@ApiPayloadTooLargeResponse({
+  type: OAuthErrorDto,
+  description: 'invalid_request: body over 1 MiB.',
+})
 export class OAuthController {
   constructor(
     private readonly grants: TokenGrantService,
@@ -73,12 +82,11 @@ export class OAuthController {
   @ApiOkResponse({ type: TokenResponseDto })
   @ApiBadRequestResponse({
     type: OAuthErrorDto,
-    description:
-      'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.',
+    description: `${INVALID_REQUEST}, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.`,
   })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async token(
-    @Headers('authorization') authorization: string | undefined,
+    @AuthorizationHeaders() authorizations: string[],
     @Body() body: unknown,
     @Ip() address: string,
   ): Promise<TokenResponseDto> {
@@ -91,7 +99,7 @@ export class OAuthController {
         required(params, 'username');
         required(params, 'password');
       }
-      const credentials = readClientCredentials(authorization, params);
+      const credentials = readClientCredentials(authorizations, params);
       const issued = await this.grants.grant(
         { grantType, scope, username: params.username, password: params.password },
         credentials,
@@ -130,17 +138,17 @@ export class OAuthController {
   })
   @ApiBadRequestResponse({
     type: OAuthErrorDto,
-    description: 'invalid_request, or unauthorized_client for a token of another client.',
+    description: `${INVALID_REQUEST}, or unauthorized_client for a token of another client.`,
   })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async revoke(
-    @Headers('authorization') authorization: string | undefined,
+    @AuthorizationHeaders() authorizations: string[],
     @Body() body: unknown,
     @Ip() address: string,
   ): Promise<Record<string, never>> {
     const params = readParams(body, TOKEN_OPERATION_PARAMS);
     const client = await this.clients.authenticate(
-      readClientCredentials(authorization, params),
+      readClientCredentials(authorizations, params),
       address,
     );
     await this.revocation.revokeForClient(required(params, 'token'), client.id);
@@ -159,15 +167,15 @@ export class OAuthController {
   @ApiConsumes(...CONSUMES)
   @ApiBody({ type: TokenOperationRequestDto })
   @ApiOkResponse({ type: IntrospectionResponseDto })
-  @ApiBadRequestResponse({ type: OAuthErrorDto, description: 'invalid_request.' })
+  @ApiBadRequestResponse({ type: OAuthErrorDto, description: `${INVALID_REQUEST}.` })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async introspect(
-    @Headers('authorization') authorization: string | undefined,
+    @AuthorizationHeaders() authorizations: string[],
     @Body() body: unknown,
     @Ip() address: string,
   ): Promise<IntrospectionResponseDto> {
     const params = readParams(body, TOKEN_OPERATION_PARAMS);
-    await this.clients.authenticate(readClientCredentials(authorization, params), address);
+    await this.clients.authenticate(readClientCredentials(authorizations, params), address);
     const active = await this.verifier.active(required(params, 'token'));
     if (!active) return { active: false };
     const { scope, client_id, exp, iat, sub, aud, iss, jti } = active.claims;

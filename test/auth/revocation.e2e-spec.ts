@@ -257,6 +257,80 @@ describe('revocation and introspection', () => {
     });
   });
 
+  describe.each(['/oauth/revoke', '/oauth/introspect'])(
+    'ambiguous requests to %s: 400 invalid_request, and nothing revoked',
+    (url) => {
+      const expectInvalidRequest = (res: request.Response, body: object) => {
+        expect({ status: res.status, body: res.body }).toEqual({ status: 400, body });
+        expect(res.headers['cache-control']).toBe(noStore['cache-control']);
+        expect(res.headers.pragma).toBe(noStore.pragma);
+      };
+
+      it('the token repeated in a JSON body (JSON.parse alone keeps the last)', async () => {
+        const token = await issueToken(t, client);
+        const res = await request(t.http)
+          .post(url)
+          .set('authorization', basicAuth(client.clientId, client.clientSecret))
+          .set('content-type', 'application/json')
+          .send(`{"token":"x","token":"${token}"}`);
+        expectInvalidRequest(res, oauthErrors.repeatedParameter('token'));
+        expect(await opens(token)).toBe(true);
+      });
+
+      it('the client secret repeated in a JSON body', async () => {
+        const token = await issueToken(t, client);
+        const res = await request(t.http)
+          .post(url)
+          .set('content-type', 'application/json')
+          .send(
+            `{"token":"${token}","client_id":"${client.clientId}",` +
+              `"client_secret":"wrong","client_secret":"${client.clientSecret}"}`,
+          );
+        expectInvalidRequest(res, oauthErrors.repeatedParameter('client_secret'));
+        expect(await opens(token)).toBe(true);
+      });
+
+      it('two Authorization headers, even the same one twice', async () => {
+        const other = await createClient(t, { scopes: ['customers:read'] });
+        const token = await issueToken(t, client);
+        for (const headers of [
+          [
+            basicAuth(other.clientId, other.clientSecret),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+          [
+            basicAuth(client.clientId, client.clientSecret),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+          [basicAuth(client.clientId, client.clientSecret), `Bearer ${token}`],
+        ]) {
+          const res = await request(t.http)
+            .post(url)
+            // superagent sends an array as repeated header lines (its types allow it for Cookie).
+            .set('authorization', headers as unknown as string)
+            .type('form')
+            .send({ token });
+          expectInvalidRequest(res, oauthErrors.repeatedAuthorization);
+          expect(res.headers['www-authenticate']).toBeUndefined();
+        }
+        expect(await opens(token)).toBe(true);
+      });
+
+      it('a body over 1 MiB is 413, in the RFC 6749 shape', async () => {
+        const res = await request(t.http)
+          .post(url)
+          .set('authorization', basicAuth(client.clientId, client.clientSecret))
+          .type('form')
+          .send(`token=${'x'.repeat(1024 * 1024)}`);
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 413,
+          body: oauthErrors.tooLarge,
+        });
+        expect(res.headers['cache-control']).toBe(noStore['cache-control']);
+      });
+    },
+  );
+
   describe('disabling a client', () => {
     it('refuses every token the client holds at once, and the client itself', async () => {
       const doomed = await createClient(t, { scopes: ['customers:read'] });

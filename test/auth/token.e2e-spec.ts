@@ -207,6 +207,124 @@ describe('POST /oauth/token', () => {
     });
   });
 
+  describe('ambiguous requests: 400 invalid_request, neither value believed', () => {
+    const json = (text: string) =>
+      request(t.http).post('/oauth/token').set('content-type', 'application/json').send(text);
+
+    it('a parameter repeated in a JSON body (JSON.parse alone keeps the last)', async () => {
+      const res = await json(
+        `{"grant_type":"client_credentials","client_id":"${client.clientId}",` +
+          `"client_secret":"wrong","client_secret":"${client.clientSecret}",` +
+          `"scope":"customers:write","scope":"customers:read"}`,
+      );
+      expectError(res, 400, oauthErrors.repeatedParameter('client_secret'));
+    });
+
+    it.each([
+      ['plainly', '"scope":"webhooks:write","scope":"customers:read"'],
+      ['once with JSON escapes', '"\\u0073cope":"webhooks:write","scope":"customers:read"'],
+      ['with the same value', '"scope":"customers:read","scope":"customers:read"'],
+    ])('the scope repeated in a JSON body %s', async (_how, scopes) => {
+      const res = await json(
+        `{"grant_type":"client_credentials","client_id":"${client.clientId}",` +
+          `"client_secret":"${client.clientSecret}",${scopes}}`,
+      );
+      expectError(res, 400, oauthErrors.repeatedParameter('scope'));
+    });
+
+    it('ignores a repeated unknown parameter in a JSON body, as in a form (RFC 6749 §3.1)', async () => {
+      const res = await json(
+        `{"grant_type":"client_credentials","client_id":"${client.clientId}",` +
+          `"client_secret":"${client.clientSecret}","scope":"customers:read",` +
+          `"audience":"a","audience":"b","resource":{"x":1,"x":2}}`,
+      );
+      expect(res.status).toBe(200);
+      expect(decodeJwt(res.body.access_token).scope).toBe('customers:read');
+    });
+
+    it('ignores a repeated unknown parameter in a form body', async () => {
+      await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send('grant_type=client_credentials&scope=customers%3Aread&audience=a&audience=b')
+        .expect(200);
+    });
+
+    describe('two Authorization headers', () => {
+      let other: TestClient;
+      beforeAll(async () => {
+        other = await createClient(t, { scopes: ['customers:read'] });
+      });
+
+      it.each([
+        [
+          'two clients',
+          () => [
+            basicAuth(other.clientId, other.clientSecret),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+        ],
+        [
+          'a good then a wrong secret',
+          () => [
+            basicAuth(client.clientId, client.clientSecret),
+            basicAuth(client.clientId, 'wrong'),
+          ],
+        ],
+        [
+          'a wrong then a good secret',
+          () => [
+            basicAuth(client.clientId, 'wrong'),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+        ],
+        [
+          'Basic then Bearer',
+          () => [basicAuth(client.clientId, client.clientSecret), 'Bearer abc'],
+        ],
+        [
+          'the same header twice',
+          () => [
+            basicAuth(client.clientId, client.clientSecret),
+            basicAuth(client.clientId, client.clientSecret),
+          ],
+        ],
+      ])('%s', async (_case, headers) => {
+        const res = await request(t.http)
+          .post('/oauth/token')
+          // superagent sends an array value as repeated header lines (its types allow it for Cookie).
+          .set('authorization', headers() as unknown as string)
+          .type('form')
+          .send('grant_type=client_credentials&scope=customers%3Aread');
+        expectError(res, 400, oauthErrors.repeatedAuthorization);
+        expect(res.headers['www-authenticate']).toBeUndefined();
+      });
+    });
+  });
+
+  describe('a body over 1 MiB: 413, in the RFC 6749 shape', () => {
+    const padding = 'x'.repeat(1024 * 1024);
+
+    it('as a form', async () => {
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send(`grant_type=client_credentials&scope=customers%3Aread&pad=${padding}`);
+      expectError(res, 413, oauthErrors.tooLarge);
+    });
+
+    it('as JSON', async () => {
+      const res = await tokenRequest(t, client, {
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+        pad: padding,
+      });
+      expectError(res, 413, oauthErrors.tooLarge);
+    });
+  });
+
   describe('invalid_client (401)', () => {
     it('unknown client, wrong secret and disabled client get one answer, without a challenge when the body was used', async () => {
       const disabled = await createClient(t);

@@ -1,10 +1,11 @@
 import { connect } from 'node:net';
 import request from 'supertest';
+import { basicAuth, createClient } from '../factories/client.factory.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { createCustomer, storedCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
-import { errors } from '../support/responses.js';
+import { errors, oauthErrors } from '../support/responses.js';
 
 /** The reproductions of the second hostile-input review (CONTRACT §2), one test each. */
 describe('Hostile input (CONTRACT §2)', () => {
@@ -60,6 +61,79 @@ describe('Hostile input (CONTRACT §2)', () => {
       expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: poisoned });
       const list = await request(t.http).get('/v2/webhooks').set('authorization', auth).expect(200);
       expect(list.body.data).toEqual([]);
+    });
+  });
+
+  describe('prototype poisoning at the OAuth endpoints is 400 invalid_request, form or JSON', () => {
+    let basic: string;
+    beforeAll(async () => {
+      const client = await createClient(t, { scopes: ['customers:read'] });
+      basic = basicAuth(client.clientId, client.clientSecret);
+    });
+    const params: Record<string, Record<string, string>> = {
+      '/oauth/token': { grant_type: 'client_credentials', scope: 'customers:read' },
+      '/oauth/revoke': { token: 'x' },
+      '/oauth/introspect': { token: 'x' },
+    };
+    const urls = Object.keys(params);
+    const form = (url: string, key: string) =>
+      `${key}=1&${new URLSearchParams(params[url]).toString()}`;
+    const json = (url: string, member: string) =>
+      `{${member},${JSON.stringify(params[url]).slice(1)}`;
+
+    it.each(
+      urls.flatMap((url) =>
+        [
+          '__proto__',
+          '%5F%5Fproto%5F%5F',
+          '__proto__[admin]',
+          'constructor[prototype]',
+          'constructor%5Bprototype%5D%5Badmin%5D',
+        ].map((key) => [url, key]),
+      ),
+    )('%s with the form key %s', async (url, key) => {
+      const res = await request(t.http)
+        .post(url)
+        .set('authorization', basic)
+        .type('form')
+        .send(form(url, key));
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: oauthErrors.poisonedBody,
+      });
+      expect(res.headers['cache-control']).toBe('no-store');
+    });
+
+    it.each(
+      urls.flatMap((url) =>
+        [
+          '"__proto__":{"admin":true}',
+          '"\\u005f_proto__":1',
+          '"constructor":{"prototype":{}}',
+          '"\\u0063onstructor":{"\\u0070rototype":{}}',
+        ].map((member) => [url, member]),
+      ),
+    )('%s with the JSON member %s', async (url, member) => {
+      const res = await request(t.http)
+        .post(url)
+        .set('authorization', basic)
+        .set('content-type', 'application/json')
+        .send(json(url, member));
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: oauthErrors.poisonedBody,
+      });
+    });
+
+    it('keeps a form key merely named like a prototype member an ignored unknown parameter', async () => {
+      await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basic)
+        .type('form')
+        .send(
+          'constructor=1&toString=2&prototype=3&grant_type=client_credentials&scope=customers%3Aread',
+        )
+        .expect(200);
     });
   });
 

@@ -51,6 +51,15 @@ export const oauthErrors = {
     'invalid_request',
     'Send the client credentials either with HTTP Basic or in the body, not both.',
   ),
+  repeatedAuthorization: oauth(
+    'invalid_request',
+    'The request must carry one Authorization header, not several.',
+  ),
+  poisonedBody: oauth(
+    'invalid_request',
+    'The request body contains a forbidden "__proto__" or "constructor.prototype" key.',
+  ),
+  tooLarge: oauth('invalid_request', 'The request body is larger than 1 MiB.'),
   invalidClient: oauth('invalid_client', 'Client authentication failed.'),
   invalidGrant: oauth('invalid_grant', 'The username or password is incorrect.'),
   grantNotAllowed: (grant: string) =>

@@ -141,7 +141,9 @@ function asOAuthError(rendered: Rendered): Rendered {
       ? 'The request body must be JSON or application/x-www-form-urlencoded.'
       : String(rendered.body.message);
   return {
-    status: 400,
+    // docs/contract.md §2's statuses hold here too (413 a body over 1 MiB); only a body that is
+    // neither JSON nor a form, and the HTTP layer's other refusals, are 400 invalid_request.
+    status: status === 413 ? 413 : 400,
     headers: rendered.headers,
     body: { error: 'invalid_request', error_description: description },
   };

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import secureJson from 'secure-json-parse';
+import { reachesPrototype } from './query-parser.js';
 
 export const MAX_JSON_DEPTH = 32;
 
@@ -24,6 +25,15 @@ export function assertUtf8(contentType: string | undefined): void {
   }
 }
 
+export interface JsonOptions {
+  /**
+   * Note the keys that the top-level object holds more than once, for repeatedKeys() (JSON.parse
+   * keeps only the last, silently). Costs a second pass over the text: only where a repeated
+   * key must be refused (the OAuth endpoints, RFC 6749 §3.1).
+   */
+  findRepeatedKeys?: boolean;
+}
+
 /**
  * The body as text: bytes that are not UTF-8 are refused (415), never replaced by U+FFFD and
  * stored changed.
@@ -39,22 +49,77 @@ export function utf8Text(body: Buffer): string {
  * and nesting is bounded before parsing (a deep structure would exhaust the stack of every
  * recursive consumer after the parser: validation, the error filter, the serializer).
  */
-export function parseJson(text: string): unknown {
+export function parseJson(text: string, { findRepeatedKeys = false }: JsonOptions = {}): unknown {
   if (text.length === 0) throw new BodyParseError('The request body is empty.');
   assertShallow(text);
+  let parsed: unknown;
   try {
-    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    parsed = secureJson.parse(text, undefined, {
+      protoAction: 'error',
+      constructorAction: 'error',
+    });
   } catch (error) {
     throw new BodyParseError(
       (error as Error).message === POISONED
-        ? 'The request body contains a forbidden "__proto__" or "constructor.prototype" key.'
+        ? POISONED_BODY
         : 'The request body is malformed: it is not valid JSON.',
     );
   }
+  if (findRepeatedKeys && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+    const repeated = topLevelRepeats(text);
+    if (repeated.size > 0) Object.defineProperty(parsed, REPEATED_KEYS, { value: repeated });
+  }
+  return parsed;
 }
 
 /** secure-json-parse's message for both of its refusals. */
 const POISONED = 'Object contains forbidden prototype property';
+const POISONED_BODY =
+  'The request body contains a forbidden "__proto__" or "constructor.prototype" key.';
+
+/** Set on a parsed object by parseJson({ findRepeatedKeys: true }) when its text repeats keys. */
+const REPEATED_KEYS = Symbol('repeated-keys');
+const NONE: ReadonlySet<string> = new Set();
+
+/** The top-level keys that a body parsed with `findRepeatedKeys` held more than once. */
+export function repeatedKeys(body: unknown): ReadonlySet<string> {
+  if (typeof body !== 'object' || body === null) return NONE;
+  return (body as { [REPEATED_KEYS]?: ReadonlySet<string> })[REPEATED_KEYS] ?? NONE;
+}
+
+/**
+ * The keys, decoded (`"\u0073cope"` is `scope`), that the top-level object of `text` holds more
+ * than once. `text` is valid JSON whose top-level value is an object: after its `{` or a comma at
+ * depth 1, the next string is a key.
+ */
+function topLevelRepeats(text: string): Set<string> {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  let depth = 0;
+  let keyNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      const start = i;
+      let escaped = false;
+      for (i++; text.charCodeAt(i) !== 34; i++) {
+        if (text.charCodeAt(i) === 92) {
+          escaped = true;
+          i++; // skip the escaped character
+        }
+      }
+      if (!keyNext) continue;
+      keyNext = false;
+      const key = escaped
+        ? (JSON.parse(text.slice(start, i + 1)) as string)
+        : text.slice(start + 1, i);
+      (seen.has(key) ? repeated : seen).add(key);
+    } else if (c === 123 || c === 91) keyNext = ++depth === 1;
+    else if (c === 125 || c === 93) depth--;
+    else if (c === 44) keyNext = depth === 1;
+  }
+  return repeated;
+}
 
 function assertShallow(text: string): void {
   let depth = 0;
@@ -79,10 +144,13 @@ function assertShallow(text: string): void {
 /**
  * application/x-www-form-urlencoded → flat object. A repeated parameter becomes an array so that
  * the OAuth endpoints can refuse it (RFC 6749 §3.2: parameters MUST NOT be included more than once).
+ * A `__proto__` or `constructor[prototype]` name (once decoded) is refused as in JSON bodies and
+ * query strings (docs/contract.md §2), although the flat object holds it harmlessly.
  */
 export function parseForm(body: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = Object.create(null);
   for (const [key, value] of new URLSearchParams(body)) {
+    if (reachesPrototype(key)) throw new BodyParseError(POISONED_BODY);
     const prev = out[key];
     out[key] = prev === undefined ? value : ([] as string[]).concat(prev, value);
   }

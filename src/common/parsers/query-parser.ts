@@ -60,13 +60,19 @@ function hasPoisonedKey(query: string): boolean {
     return false;
   }
   for (const key of params.keys()) {
-    const segments = key.split(/[[\]]+/).filter(Boolean);
-    if (
-      segments.includes('__proto__') ||
-      segments.some((s, i) => s === 'constructor' && segments[i + 1] === 'prototype')
-    ) {
-      return true;
-    }
+    if (reachesPrototype(key)) return true;
   }
   return false;
+}
+
+/**
+ * Whether a (decoded) parameter name, read with brackets as qs reads it, names `__proto__` or
+ * `constructor[prototype]`.
+ */
+export function reachesPrototype(key: string): boolean {
+  const segments = key.split(/[[\]]+/).filter(Boolean);
+  return (
+    segments.includes('__proto__') ||
+    segments.some((s, i) => s === 'constructor' && segments[i + 1] === 'prototype')
+  );
 }
