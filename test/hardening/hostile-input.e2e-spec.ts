@@ -4,6 +4,7 @@ import { attemptCompleted } from '../factories/webhook.factory.js';
 import { createCustomer, storedCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
+import { rawRequest } from '../support/raw-http.js';
 import { errors } from '../support/responses.js';
 
 /** The reproductions of the second hostile-input review (CONTRACT §2), one test each. */
@@ -132,6 +133,27 @@ describe('Hostile input (CONTRACT §2)', () => {
       expect(JSON.parse(res.body)).toEqual({ message: 'The request is malformed.' });
       expect(res.headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
     });
+
+    it.each([
+      '/docs/%2e%2e/v2/customers/1',
+      '/docs/..%5c..%5cpackage.json',
+      '/docs/a%00b',
+      '/docs/.%2e/',
+    ])(
+      'a docs path the file server refuses (%s) is 404 like any unknown route, not 403',
+      async (path) => {
+        const res = await rawRequest(
+          t,
+          `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: docs-1\r\nConnection: close\r\n\r\n`,
+        );
+        expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+          status: 404,
+          body: errors.routeNotFound,
+        });
+        expect(res.headers['x-request-id']).toBe('docs-1');
+        expect(res.headers['www-authenticate']).toBeUndefined();
+      },
+    );
   });
 
   describe('NUL characters and charsets', () => {
