@@ -1,7 +1,8 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { logHttpLayerAnswer } from '../../logging/request-log.js';
 
 /**
  * Errors the HTTP layer answers before any route, guard or Nest filter runs (CONTRACT §2): a
@@ -46,7 +47,10 @@ export function refuseHead(reply: FastifyReply, status: 400 | 414 | 431) {
   void reply.code(status).header('connection', 'close').send({ message: MESSAGES[status] });
 }
 
-/** Fastify's `frameworkErrors`: router refusals, answered with the API's headers. */
+/**
+ * Fastify's `frameworkErrors`: router refusals, answered with the API's headers. No hook runs
+ * for them, so their log line is written here.
+ */
 export function frameworkErrors(headers: Record<string, string>) {
   return (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
     const status = error.statusCode === 414 ? 414 : 400;
@@ -55,6 +59,7 @@ export function frameworkErrors(headers: Record<string, string>) {
       .header('x-request-id', request.id)
       .code(status)
       .send({ message: status === 414 ? MESSAGES[414] : 'The request URL is malformed.' });
+    logHttpLayerAnswer(request.server, request, status);
   };
 }
 
@@ -62,10 +67,11 @@ export function frameworkErrors(headers: Record<string, string>) {
 type ParserError = Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown };
 
 /**
- * Fastify's `clientErrorHandler`: Node's parser refused the request (no request object exists),
- * so the answer is written to the socket, which is then closed.
+ * Fastify's `clientErrorHandler` (called on the Fastify instance): Node's parser refused the
+ * request (no request object exists), so the answer is written to the socket, which is then
+ * closed, and logged with its id and the caller's address only.
  */
-export function clientErrorHandler(error: ParserError, socket: Socket) {
+export function clientErrorHandler(this: FastifyInstance, error: ParserError, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const status =
     error.code === 'HPE_HEADER_OVERFLOW'
@@ -75,14 +81,16 @@ export function clientErrorHandler(error: ParserError, socket: Socket) {
         : 400;
   const body = JSON.stringify({ message: MESSAGES[status] });
   if (socket.writable) {
+    const id = randomUUID();
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${randomUUID()}\r\n` +
+        `X-Request-Id: ${id}\r\n` +
         'Connection: close\r\n\r\n' +
         body,
     );
+    logHttpLayerAnswer(this, { id, remoteAddress: socket.remoteAddress }, status);
   }
   socket.destroy(error);
 }
