@@ -5,7 +5,14 @@ import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
 import { assertUtf8, parseForm, parseJson, utf8Text } from './common/parsers/body-parsers.js';
 import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
-import { clientErrorHandler, frameworkErrors } from './common/filters/http-layer-errors.js';
+import {
+  clientErrorHandler,
+  frameworkErrors,
+  headStatus,
+  PARSER_HEAD_LIMIT_BYTES,
+  refuseHead,
+  URL_LIMIT_BYTES,
+} from './common/filters/http-layer-errors.js';
 import { createApiDocument } from './common/openapi/api-document.js';
 import type { Environment } from './config/environment.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
@@ -38,6 +45,12 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     keepAliveTimeout: 5_000,
     return503OnClosing: false,
     http: {
+      // The URL and header limits are checked on each request (headStatus); Node's parser only
+      // stops heads far above them, which it cannot tell apart (http-layer-errors.ts).
+      maxHeaderSize: PARSER_HEAD_LIMIT_BYTES,
+      // A missing Host is answered 400 in the contract's shape by the onRequest hook, not by
+      // Node with an empty body.
+      requireHostHeader: false,
       headersTimeout: env.HTTP_HEADERS_TIMEOUT_MS,
       // Node enforces the two timeouts above on this interval (default 30 s).
       connectionsCheckingInterval: Math.min(1000, env.HTTP_HEADERS_TIMEOUT_MS),
@@ -51,7 +64,9 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
       return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
     },
     routerOptions: {
-      maxParamLength: 200,
+      // A path parameter as long as the URL may be: a long customer_id is an unknown customer
+      // (404), and a long URL is 414 whatever its parameters.
+      maxParamLength: URL_LIMIT_BYTES,
       querystringParser: parseQuery,
     },
   });
@@ -130,6 +145,8 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     reply
       .headers(request.url.startsWith(DOCS_PATH) ? DOCS_HEADERS : API_HEADERS)
       .header('x-request-id', request.id);
+    const refused = headStatus(request.raw);
+    if (refused) return refuseHead(reply, refused);
     if (!closing) return done();
     void reply
       .code(503)

@@ -10,64 +10,17 @@ export function useLogStream(stream: DestinationStream | undefined) {
   streamOverride = stream;
 }
 
-/** Query parameters whose value is never logged, whatever else their name holds (`a[token]`). */
-const SECRET_PARAMETERS = new Set([
-  'access_token',
-  'refresh_token',
-  'id_token',
-  'token',
-  'client_secret',
-  'password',
-  'code',
-  'client_assertion',
-]);
-
 /**
- * Percent-decoding until stable (`%255F` is `%5F` is `_`), byte by byte so that it never throws:
- * enough to compare with the ASCII names above.
+ * A request as logged (request-log.ts): never its headers or body, and its URL as urlForLog
+ * leaves it. Anything else logged as `req` keeps only its id and method.
  */
-function decoded(text: string): string {
-  let current = text.replace(/\+/g, ' ');
-  for (let round = 0; round < 3 && current.includes('%'); round++) {
-    current = current.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
-      String.fromCharCode(parseInt(hex, 16)),
-    );
-  }
-  return current;
-}
-
-function isSecretParameter(rawName: string): boolean {
-  // `access_token`, `access%5Ftoken`, `access_token[]`, `x[access_token]`, `ACCESS_TOKEN`…
-  return decoded(rawName)
-    .toLowerCase()
-    .split(/[[\]]+/)
-    .some((part) => SECRET_PARAMETERS.has(part.trim()));
-}
-
-/**
- * The URL with the value of every secret query parameter replaced, the name matched after
- * decoding it (a token sent where it does not belong must not reach the logs in any encoding).
- */
-export function redactUrl(url: string): string {
-  const start = url.indexOf('?');
-  if (start === -1) return url;
-  const query = url
-    .slice(start + 1)
-    .split('&')
-    .map((parameter) => {
-      const equals = parameter.indexOf('=');
-      const name = equals === -1 ? parameter : parameter.slice(0, equals);
-      return isSecretParameter(name) ? `${name}=[redacted]` : parameter;
-    });
-  return `${url.slice(0, start)}?${query.join('&')}`;
-}
-
-/** A request as logged: never its headers or body, and its URL without secret parameters. */
-export interface LoggedRequest {
-  id: string;
-  method: string;
-  url: string;
-  ip?: string;
+export class LoggedRequest {
+  constructor(
+    readonly id: string,
+    readonly method?: string,
+    readonly url?: string,
+    readonly remoteAddress?: string,
+  ) {}
 }
 
 /** pino's options: JSON lines; no headers, bodies or secret fields, whoever logs them. */
@@ -92,12 +45,8 @@ export function loggerOptions(env: Pick<Environment, 'LOG_LEVEL'>): LoggerOption
       censor: '[redacted]',
     },
     serializers: {
-      req: (req: LoggedRequest) => ({
-        id: req.id,
-        method: req.method,
-        url: redactUrl(String(req.url)),
-        remoteAddress: req.ip,
-      }),
+      req: (req: { id?: unknown; method?: unknown }) =>
+        req instanceof LoggedRequest ? { ...req } : { id: req.id, method: req.method },
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       err: pino.stdSerializers.err,
     },

@@ -1,21 +1,92 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { LoggedRequest } from '../config/logger.config.js';
+
+interface RequestLog {
+  root: Logger;
+  /** Every literal path segment of the routes served (`v2`, `customers`, `openapi.json`…). */
+  words: Set<string>;
+}
+
+const logs = new WeakMap<FastifyInstance, RequestLog>();
+const ID = /^[0-9]{1,20}$/;
 
 /**
  * One line per answered request: `{req: {id, method, url, remoteAddress}, res: {statusCode},
- * responseTime}` at info, warn for 4xx, error for 5xx. The URL loses secret query parameters in
- * the logger's serializer; headers and bodies are never logged.
+ * responseTime}` at info, warn for 4xx, error for 5xx. The URL as urlForLog leaves it; headers
+ * and bodies are never logged.
  */
 export function logRequests(fastify: FastifyInstance, root: Logger) {
-  fastify.addHook('onResponse', (request, reply, done) => {
-    const status = reply.statusCode;
-    const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-    if (root.isLevelEnabled(level)) {
-      root[level](
-        { req: request, res: reply, responseTime: Math.round(reply.elapsedTime * 10) / 10 },
-        'request completed',
-      );
+  const words = new Set<string>();
+  fastify.addHook('onRoute', ({ url }) => {
+    for (const segment of url.split('/')) {
+      if (segment && !/[:*]/.test(segment)) words.add(segment);
     }
+  });
+  logs.set(fastify, { root, words });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    write(fastify, requestForLog(request, words), reply.statusCode, reply.elapsedTime);
     done();
   });
+}
+
+/**
+ * The line of an answer the HTTP layer sent itself, where no onResponse hook runs (a malformed
+ * URL; a request Node's parser refused, of which only the address is known).
+ */
+export function logHttpLayerAnswer(
+  fastify: FastifyInstance,
+  request: FastifyRequest | { id: string; remoteAddress?: string },
+  status: number,
+) {
+  const log = logs.get(fastify);
+  if (!log) return;
+  const logged =
+    'raw' in request
+      ? requestForLog(request, log.words)
+      : new LoggedRequest(request.id, undefined, undefined, request.remoteAddress);
+  write(fastify, logged, status);
+}
+
+function write(fastify: FastifyInstance, req: LoggedRequest, status: number, elapsed?: number) {
+  const log = logs.get(fastify);
+  const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+  if (!log?.root.isLevelEnabled(level)) return;
+  const responseTime = elapsed === undefined ? undefined : Math.round(elapsed * 10) / 10;
+  log.root[level]({ req, res: { statusCode: status }, responseTime }, 'request completed');
+}
+
+function requestForLog(request: FastifyRequest, words: ReadonlySet<string>): LoggedRequest {
+  const url = urlForLog(request.url, words, request.routeOptions?.url);
+  return new LoggedRequest(request.id, request.method, url, request.ip);
+}
+
+/**
+ * What is logged of a URL: a token, secret or password may be sent anywhere in it, in any
+ * encoding, so nothing the caller chose is logged unless it cannot be one. A path segment is
+ * kept when, percent-decoded, it is a literal segment of a route the service serves, or a number
+ * of at most 20 digits where the matched route has a parameter (`/v2/customers/42/company`);
+ * any other segment is `*`. A query string is `?*`, whatever it holds.
+ */
+export function urlForLog(url: string, words: ReadonlySet<string>, route?: string): string {
+  const query = url.indexOf('?');
+  const pattern = route?.split('/') ?? [];
+  const path = (query === -1 ? url : url.slice(0, query)).split('/').map((raw, i) => {
+    if (raw === '') return raw;
+    const segment = percentDecoded(raw);
+    if (words.has(segment)) return segment;
+    return ID.test(segment) && pattern[i]?.startsWith(':') ? segment : '*';
+  });
+  return path.join('/') + (query === -1 ? '' : '?*');
+}
+
+/** Percent-decoding until stable (`%2576` is `%76` is `v`), byte by byte so that it never throws. */
+function percentDecoded(text: string): string {
+  let current = text;
+  for (let round = 0; round < 3 && current.includes('%'); round++) {
+    current = current.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
+      String.fromCharCode(parseInt(hex, 16)),
+    );
+  }
+  return current;
 }

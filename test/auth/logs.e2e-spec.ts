@@ -3,6 +3,7 @@ import request from 'supertest';
 import { useLogStream } from '../../src/config/logger.config.js';
 import { basicAuth, createClient, createUser, tokenRequest } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
+import { rawRequest } from '../support/raw-http.js';
 import { UNTHROTTLED } from './limits.js';
 import { ProtectedModule } from './protected.module.js';
 
@@ -81,20 +82,20 @@ describe('secrets stay out of the logs', () => {
 
     // The flow was logged (one line a request at least), yet nothing secret was.
     expect(logs.match(/"url":"\/oauth\/token"/g)?.length).toBeGreaterThanOrEqual(5);
-    expect(logs).toContain('"url":"/test/protected?access_token=[redacted]"');
+    expect(logs).toContain('"url":"/test/protected?*"');
     // One line a request, its level by status: info for 2xx, warn for 4xx.
     const requestLines = logs
       .split('\n')
       .filter((line) => line.includes('"msg":"request completed"'))
       .map((line) => JSON.parse(line));
     const refused = requestLines.find(
-      (line) => line.req.url === '/test/protected?access_token=[redacted]',
+      (line) => line.req.url === '/test/protected?*' && line.res.statusCode === 401,
     );
     expect(refused).toMatchObject({ level: 40, res: { statusCode: 401 } });
     expect(refused.req).toEqual({
       id: expect.any(String),
       method: 'GET',
-      url: '/test/protected?access_token=[redacted]',
+      url: '/test/protected?*',
       remoteAddress: expect.any(String),
     });
     expect(requestLines.find((line) => line.req.url === '/test/protected')).toMatchObject({
@@ -141,22 +142,121 @@ describe('secrets stay out of the logs', () => {
       `%70assword=${client.clientSecret}`,
       `token=${encodeURIComponent(token)}`,
     ];
-    const start = logs.length;
-    for (const query of queries) {
-      await request(t.http).get(`/test/protected?${query}`).expect(401);
+    for (const [i, query] of queries.entries()) {
+      await request(t.http)
+        .get(`/test/protected?${query}`)
+        .set('x-request-id', `query-${i}`)
+        .expect(401);
     }
-    // The requests were logged, and neither the token (its signature alone) nor the secret was.
-    // A request's line is written once its answer is sent: wait for the last one.
-    const logged = () =>
-      logs.slice(start).match(/"url":"\/test\/protected\?[^"]*\[redacted\]/g)?.length ?? 0;
-    for (let polls = 0; logged() < queries.length && polls < 100; polls++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(logged()).toBe(queries.length);
+    const lines = await requestLines(queries.map((_, i) => `query-${i}`));
+    expect(lines.map((line) => line.req.url)).toEqual(queries.map(() => '/test/protected?*'));
     expect({ token: logs.includes(signature), secret: logs.includes(client.clientSecret) }).toEqual(
       { token: false, secret: false },
     );
-    expect(logs).toContain('"url":"/test/protected?access%5Ftoken=[redacted]"');
-    expect(logs).toContain('"url":"/test/protected?a=1&access_token=[redacted]&b=2"');
   });
+
+  it('logs no part of a URL that could hold a token, wherever and however it is sent', async () => {
+    const client = await createClient(t, { scopes: ['customers:read'] });
+    const token: string = (
+      await tokenRequest(t, client, {
+        grant_type: 'client_credentials',
+        scope: 'customers:read',
+      }).expect(200)
+    ).body.access_token;
+    const [header, payload, signature] = token.split('.');
+    const everyByte = (text: string) =>
+      [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+    const bearer = `Bearer ${token}`;
+    // [method, URL sent, URL logged, status] (the token is also the request's valid credential)
+    const cases: [string, string, string, number][] = [
+      ['GET', `/v2/customers/1/company?redirect=${token}`, '/v2/customers/1/company?*', 404],
+      ['GET', `/v2/customers/1/company?access_token%00=${token}`, '/v2/customers/1/company?*', 404],
+      ['POST', `/oauth/token?assertion=${token}`, '/oauth/token?*', 400],
+      ['GET', `/nothing/${token}`, '/*/*', 404],
+      ['GET', `/test/protected?Bearer%20${token}`, '/test/protected?*', 200],
+      ['GET', `/test/protected?Authorization=Bearer+${token}`, '/test/protected?*', 200],
+      ['GET', `/test/protected?${token}`, '/test/protected?*', 200],
+      ['GET', `/v2/customers/${token}/company`, '/v2/customers/*/company', 404],
+      ['GET', `/test/${everyByte(token)}`, '/test/*', 404],
+      ['GET', `/test/${token.replaceAll('.', '%2E')}`, '/test/*', 404],
+      ['GET', `/test/${token.replaceAll('.', '%252e')}`, '/test/*', 404],
+      ['GET', `/test/${everyByte(bearer)}`, '/test/*', 404],
+      ['GET', `/${header}/${payload}/${signature}`, '/*/*/*', 404],
+      ['GET', `/v2/customers/1/company/${signature}?x=1`, '/v2/customers/*/company/*?*', 404],
+      ['GET', `/v2/%63ustomers/1/company`, '/v2/customers/1/company', 404],
+    ];
+    const statuses: number[] = [];
+    for (const [i, [method, url]] of cases.entries()) {
+      const sent =
+        method === 'POST'
+          ? request(t.http).post(url).type('form').send('grant_type=x')
+          : request(t.http).get(url);
+      statuses.push(
+        (await sent.set('authorization', bearer).set('x-request-id', `path-${i}`)).status,
+      );
+    }
+    expect(statuses).toEqual(cases.map(([, , , status]) => status));
+    const lines = await requestLines(cases.map((_, i) => `path-${i}`));
+    expect(lines.map((line) => line.req.url)).toEqual(cases.map(([, , logged]) => logged));
+    const leaked = { header, payload, signature, bearer: /Bearer/i.test(logs) };
+    expect(
+      Object.entries(leaked)
+        .filter(
+          ([, value]) => value === true || (typeof value === 'string' && logs.includes(value)),
+        )
+        .map(([name]) => name),
+    ).toEqual([]);
+  });
+
+  it('logs the answers of the HTTP layer itself, with their request id and no URL', async () => {
+    const secret = `eyJ${'a'.repeat(20)}.eyJ${'b'.repeat(20)}.${'c'.repeat(30)}`;
+    const tooLong = await request(t.http).get(`/health?x=${secret}&y=${'a'.repeat(9000)}`);
+    const malformed = await request(t.http).get(`/v2/customers/%ff${secret}/company`);
+    const noHost = await rawRequest(
+      t,
+      `GET /health?${secret} HTTP/1.1\r\nConnection: close\r\n\r\n`,
+    );
+    const parserRefused = await rawRequest(
+      t,
+      `GET /health?${secret} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`,
+    );
+    const answers = [
+      [tooLong.status, tooLong.headers['x-request-id']],
+      [malformed.status, malformed.headers['x-request-id']],
+      [noHost.status, noHost.headers['x-request-id']],
+      [parserRefused.status, parserRefused.headers['x-request-id']],
+    ];
+    expect(answers.map(([status]) => status)).toEqual([414, 400, 400, 431]);
+    const lines = await requestLines(answers.map(([, id]) => String(id)));
+    expect(lines.map(({ level, req, res }) => ({ level, req, res }))).toEqual([
+      { level: 40, req: expect.objectContaining({ url: '/health?*' }), res: { statusCode: 414 } },
+      {
+        level: 40,
+        req: expect.objectContaining({ url: '/v2/customers/*/company' }),
+        res: { statusCode: 400 },
+      },
+      { level: 40, req: expect.objectContaining({ url: '/health?*' }), res: { statusCode: 400 } },
+      {
+        level: 40,
+        req: { id: answers[3][1], remoteAddress: expect.any(String) },
+        res: { statusCode: 431 },
+      },
+    ]);
+    expect(logs).not.toContain(secret.slice(0, 20));
+  });
+
+  /** The request line of each id, in order, once all are written (after each answer is sent). */
+  async function requestLines(ids: string[]) {
+    const find = () => {
+      const lines = logs
+        .split('\n')
+        .filter((line) => line.includes('"msg":"request completed"'))
+        .map((line) => JSON.parse(line));
+      return ids.map((id) => lines.find((line) => line.req.id === id));
+    };
+    for (let polls = 0; find().includes(undefined) && polls < 100; polls++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return find();
+  }
 });

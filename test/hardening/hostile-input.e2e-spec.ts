@@ -1,10 +1,10 @@
-import { connect } from 'node:net';
 import request from 'supertest';
 import { basicAuth, createClient } from '../factories/client.factory.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { createCustomer, storedCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
+import { rawRequest, type RawResponse } from '../support/raw-http.js';
 import { errors, oauthErrors } from '../support/responses.js';
 
 /** The reproductions of the second hostile-input review (CONTRACT §2), one test each. */
@@ -150,31 +150,67 @@ describe('Hostile input (CONTRACT §2)', () => {
   });
 
   describe('errors of the HTTP layer itself, in the contract shape with X-Request-Id', () => {
-    /** A raw request (Node's parser refuses some before any request object exists). */
-    async function raw(head: string): Promise<{ status: number; headers: string; body: string }> {
-      const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as {
-        port: number;
-      };
-      const socket = connect(port, '127.0.0.1');
-      socket.write(head);
-      let data = '';
-      for await (const chunk of socket) data += String(chunk);
-      const [headers, body] = data.split('\r\n\r\n');
-      return { status: Number(headers.split(' ')[1]), headers, body };
+    const GENERATED_ID = /^[0-9a-f-]{36}$/;
+    const malformed = { message: 'The request is malformed.' };
+    const uriTooLong = { message: 'The request URL is too long.' };
+    const headersTooLarge = { message: 'The request headers are too large.' };
+
+    function expectContractError(res: RawResponse, status: number, body: object) {
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status, body });
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['x-request-id']).toMatch(GENERATED_ID);
     }
 
-    it('414 for an over-long path parameter, without echoing it', async () => {
-      const digits = '9'.repeat(201);
-      const res = await request(t.http)
-        .get(`/v2/customers/${digits}/company`)
-        .set('authorization', auth);
-      expect({ status: res.status, body: res.body }).toEqual({
-        status: 414,
-        body: { message: 'The request URL is too long.' },
-      });
-      expect(res.headers['x-request-id']).toEqual(expect.any(String));
-      expect(res.text).not.toContain(digits);
-      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    it('a customer_id too long to be an id is 404 like any id no customer has, not 414', async () => {
+      for (const digits of ['9'.repeat(200), '9'.repeat(201), '9'.repeat(5000)]) {
+        const res = await request(t.http)
+          .get(`/v2/customers/${digits}/company`)
+          .set('authorization', auth);
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 404,
+          body: errors.customerNotFound,
+        });
+        expect(res.headers['x-request-id']).toEqual(expect.any(String));
+      }
+    });
+
+    it('414 for a URL over 8 KiB, path or query, without echoing it', async () => {
+      const path = `/v2/customers/${'9'.repeat(8192)}/company`;
+      const query = `/v2/customers/1/company?x=${'a'.repeat(17_000)}`;
+      for (const url of [path, query]) {
+        const res = await request(t.http).get(url).set('authorization', auth);
+        expect({ status: res.status, body: res.body }).toEqual({ status: 414, body: uriTooLong });
+        expect(res.headers['x-request-id']).toMatch(GENERATED_ID);
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
+        expect(res.text).not.toContain('aaaa');
+      }
+      // 8 KiB exactly is still a URL.
+      const longest = `/health?x=${'a'.repeat(8192 - '/health?x='.length)}`;
+      await request(t.http).get(longest).expect(200);
+    });
+
+    it('414, not 431, for a URL too long for the parser, even with few headers', async () => {
+      const res = await rawRequest(
+        t,
+        `GET /v2/customers/1/company?x=${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      );
+      expectContractError(res, 414, uriTooLong);
+    });
+
+    it('431 for headers over 16 KiB, whether or not the parser takes them', async () => {
+      for (const size of [17_000, 70_000]) {
+        const res = await rawRequest(
+          t,
+          `GET /v2/customers HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(size)}\r\nConnection: close\r\n\r\n`,
+        );
+        expectContractError(res, 431, headersTooLarge);
+      }
+      // Just under: answered by the route.
+      const under = await rawRequest(
+        t,
+        `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(16_000)}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(under.status).toBe(200);
     });
 
     it('400 for a malformed percent-encoding in the path, without echoing it', async () => {
@@ -190,22 +226,41 @@ describe('Hostile input (CONTRACT §2)', () => {
       expect(res.text).not.toContain('%ff');
     });
 
-    it('431 for headers too large', async () => {
-      const res = await raw(
-        `GET /v2/customers HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
-      );
-      expect(res.status).toBe(431);
-      expect(JSON.parse(res.body)).toEqual({ message: 'The request headers are too large.' });
-      expect(res.headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
-      expect(res.headers).toMatch(/\r\nContent-Type: application\/json/i);
+    it('400 for a request line Node cannot parse', async () => {
+      const res = await rawRequest(t, 'GET /v2/customers HTTP/1.1\r\nHost x\r\n\r\n');
+      expectContractError(res, 400, malformed);
     });
 
-    it('400 for a request line Node cannot parse', async () => {
-      const res = await raw('GET /v2/customers HTTP/1.1\r\nHost x\r\n\r\n');
-      expect(res.status).toBe(400);
-      expect(JSON.parse(res.body)).toEqual({ message: 'The request is malformed.' });
-      expect(res.headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+    it('400 for an HTTP/1.1 request without Host (RFC 9112 §3.2); HTTP/1.0 needs none', async () => {
+      for (const path of ['/health', '/v2/customers/1/company']) {
+        const res = await rawRequest(t, `GET ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`);
+        expectContractError(res, 400, malformed);
+        expect(res.headers['www-authenticate']).toBeUndefined();
+      }
+      const old = await rawRequest(t, 'GET /health HTTP/1.0\r\n\r\n');
+      expect(old.status).toBe(200);
     });
+
+    it.each([
+      '/docs/%2e%2e/v2/customers/1',
+      '/docs/..%5c..%5cpackage.json',
+      '/docs/a%00b',
+      '/docs/.%2e/',
+    ])(
+      'a docs path the file server refuses (%s) is 404 like any unknown route, not 403',
+      async (path) => {
+        const res = await rawRequest(
+          t,
+          `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: docs-1\r\nConnection: close\r\n\r\n`,
+        );
+        expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+          status: 404,
+          body: errors.routeNotFound,
+        });
+        expect(res.headers['x-request-id']).toBe('docs-1');
+        expect(res.headers['www-authenticate']).toBeUndefined();
+      },
+    );
   });
 
   describe('NUL characters and charsets', () => {

@@ -96,7 +96,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return { status: exception.status, body: exception.body(), headers: exception.headers };
     }
     if (exception instanceof HttpException) {
-      const status = exception.getStatus();
+      const status = fromFileServer403(exception) ? 404 : exception.getStatus();
       if (status >= 500) this.logUnexpected(exception, request);
       return plain(status, status === 429 ? { 'Retry-After': '60' } : {});
     }
@@ -118,6 +118,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private logUnexpected(exception: unknown, request: FastifyRequest) {
     this.logger.error({ err: exception, reqId: request.id }, 'unhandled error');
   }
+}
+
+/**
+ * The docs' file server refuses a path holding `..`, `%00` or a backslash with 403 (Nest wraps
+ * Fastify's errors in an HttpException, the original as `cause`). No such page: 404, since 403
+ * is only for a token without the scope (docs/contract.md §2).
+ */
+function fromFileServer403(exception: HttpException): boolean {
+  const cause = exception.cause as { statusCode?: unknown } | undefined;
+  return exception.getStatus() === 403 && typeof cause?.statusCode === 'number';
 }
 
 function plain(status: number, headers: Record<string, string> = {}): Rendered {

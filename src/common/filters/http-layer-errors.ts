@@ -1,13 +1,14 @@
-import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { logHttpLayerAnswer } from '../../logging/request-log.js';
 
 /**
- * Errors the HTTP layer answers before any route, hook or Nest filter runs (CONTRACT §2): a
- * malformed URL (400), an over-long path parameter (414), oversized headers (431), a request that
- * cannot be parsed (400) or that took too long (408). Same body shape as every other error, an
- * `X-Request-Id`, and never the URL echoed back (it may hold anything the caller sent).
+ * Errors the HTTP layer answers before any route, guard or Nest filter runs (CONTRACT §2): a
+ * malformed URL or request (400), a URL over 8 KiB (414), headers over 16 KiB (431), a request
+ * that took too long (408). Same body shape as every other error, an `X-Request-Id`, and never
+ * the URL echoed back (it may hold anything the caller sent).
  */
 const MESSAGES: Record<number, string> = {
   400: 'The request is malformed.',
@@ -16,7 +17,40 @@ const MESSAGES: Record<number, string> = {
   431: 'The request headers are too large.',
 };
 
-/** Fastify's `frameworkErrors`: router refusals, answered with the API's headers. */
+/** The longest request target (path and query string) answered; longer is 414. */
+export const URL_LIMIT_BYTES = 8 * 1024;
+/** The most header bytes (names, values, separators) answered; more is 431. */
+export const HEADERS_LIMIT_BYTES = 16 * 1024;
+/**
+ * Node's parser refuses a head (request line and headers together) over this size before any
+ * request exists, without saying which part is too long (overflowStatus guesses). Well above the
+ * two limits above, so that a head breaking only one of them is parsed and told apart exactly.
+ */
+export const PARSER_HEAD_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * The status a request's head earns before anything else looks at the request, if any: an
+ * HTTP/1.1 request without Host is malformed (RFC 9112 §3.2; Node's own check, turned off in
+ * createAdapter, answers it with an empty body), then the two size limits.
+ */
+export function headStatus(raw: FastifyRequest['raw']): 400 | 414 | 431 | undefined {
+  if (raw.headers.host === undefined && raw.httpVersion === '1.1') return 400;
+  // Node reads the URL and headers as latin1: one character per byte.
+  if (raw.url !== undefined && raw.url.length > URL_LIMIT_BYTES) return 414;
+  let size = 0;
+  for (const field of raw.rawHeaders) size += field.length + 2; // `: ` or CRLF
+  return size > HEADERS_LIMIT_BYTES ? 431 : undefined;
+}
+
+/** Answers `status` (from headStatus) in the contract's shape; the caller's hook stops there. */
+export function refuseHead(reply: FastifyReply, status: 400 | 414 | 431) {
+  void reply.code(status).header('connection', 'close').send({ message: MESSAGES[status] });
+}
+
+/**
+ * Fastify's `frameworkErrors`: router refusals, answered with the API's headers. No hook runs
+ * for them, so their log line is written here.
+ */
 export function frameworkErrors(headers: Record<string, string>) {
   return (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
     const status = error.statusCode === 414 ? 414 : 400;
@@ -25,36 +59,51 @@ export function frameworkErrors(headers: Record<string, string>) {
       .header('x-request-id', request.id)
       .code(status)
       .send({ message: status === 414 ? MESSAGES[414] : 'The request URL is malformed.' });
+    logHttpLayerAnswer(request.server, request, status);
   };
 }
 
+/** What Node's HTTP parser adds to the errors it reports. */
+type ParserError = Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown };
+
 /**
- * Fastify's `clientErrorHandler`: Node's parser refused the request (no request object exists),
- * so the answer is written to the socket, which is then closed.
+ * Fastify's `clientErrorHandler` (called on the Fastify instance): Node's parser refused the
+ * request (no request object exists), so the answer is written to the socket, which is then
+ * closed, and logged with its id and the caller's address only.
  */
-export const clientErrorHandler: FastifyServerOptions['clientErrorHandler'] = (
-  error: Error & { code?: string },
-  socket: Socket,
-) => {
+export function clientErrorHandler(this: FastifyInstance, error: ParserError, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const status =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? 431
+      ? overflowStatus(error)
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? 408
-        : error.code === 'HPE_URI_TOO_LONG'
-          ? 414
-          : 400;
+        : 400;
   const body = JSON.stringify({ message: MESSAGES[status] });
   if (socket.writable) {
+    const id = randomUUID();
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${randomUUID()}\r\n` +
+        `X-Request-Id: ${id}\r\n` +
         'Connection: close\r\n\r\n' +
         body,
     );
+    logHttpLayerAnswer(this, { id, remoteAddress: socket.remoteAddress }, status);
   }
   socket.destroy(error);
-};
+}
+
+/**
+ * Which part of a head over PARSER_HEAD_LIMIT_BYTES is too long, from the bytes Node was parsing
+ * when it gave up (`rawPacket`, up to `bytesParsed`): stopped right at the end of the URL (` HTTP/`
+ * follows), or inside one run with no space or line break (a URL arriving in pieces), 414;
+ * otherwise the headers, 431. A single header value with no space, over 64 KiB, arriving in
+ * pieces looks the same as a URL and gets 414.
+ */
+function overflowStatus({ rawPacket, bytesParsed }: ParserError): 414 | 431 {
+  if (!Buffer.isBuffer(rawPacket) || typeof bytesParsed !== 'number') return 431;
+  if (rawPacket.toString('latin1', bytesParsed, bytesParsed + 6) === ' HTTP/') return 414;
+  return /\s/.test(rawPacket.toString('latin1', 0, bytesParsed)) ? 431 : 414;
+}

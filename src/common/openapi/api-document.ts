@@ -38,7 +38,9 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
     }),
     // The OAuth endpoints' 413 has their RFC 6749 body, documented by their controller.
     ...(body && !oauth && { '413': error('Body over 1 MiB.') }),
+    '414': error('URL (path and query string) over 8 KiB.'),
     ...(body && api && { '415': error('Body that is not JSON, or not UTF-8.') }),
+    '431': error('Headers over 16 KiB.'),
     '500': error('Unexpected failure (logged with the request id, never described).'),
     ...((api || oauth) && { '503': error('The database cannot be reached.') }),
   };
