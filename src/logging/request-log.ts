@@ -25,7 +25,7 @@ export function logRequests(fastify: FastifyInstance, root: Logger) {
   });
   logs.set(fastify, { root, words });
   fastify.addHook('onResponse', (request, reply, done) => {
-    write(fastify, requestForLog(request, words), reply.statusCode, reply.elapsedTime);
+    write(fastify, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime);
     done();
   });
 }
@@ -41,19 +41,25 @@ export function logHttpLayerAnswer(
 ) {
   const log = logs.get(fastify);
   if (!log) return;
-  const logged =
+  const logged = () =>
     'raw' in request
       ? requestForLog(request, log.words)
       : new LoggedRequest(request.id, undefined, undefined, request.remoteAddress);
   write(fastify, logged, status);
 }
 
-function write(fastify: FastifyInstance, req: LoggedRequest, status: number, elapsed?: number) {
+/** Writes the line; `req` is only built when the level is enabled (it costs a URL's decoding). */
+function write(
+  fastify: FastifyInstance,
+  req: () => LoggedRequest,
+  status: number,
+  elapsed?: number,
+) {
   const log = logs.get(fastify);
   const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
   if (!log?.root.isLevelEnabled(level)) return;
   const responseTime = elapsed === undefined ? undefined : Math.round(elapsed * 10) / 10;
-  log.root[level]({ req, res: { statusCode: status }, responseTime }, 'request completed');
+  log.root[level]({ req: req(), res: { statusCode: status }, responseTime }, 'request completed');
 }
 
 function requestForLog(request: FastifyRequest, words: ReadonlySet<string>): LoggedRequest {
