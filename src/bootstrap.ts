@@ -3,7 +3,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
-import { assertUtf8, parseForm, parseJson, utf8Text } from './common/parsers/body-parsers.js';
+import { assertReadable, parseForm, parseJson, utf8Text } from './common/parsers/body-parsers.js';
 import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
 import {
   clientErrorHandler,
@@ -161,7 +161,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
       try {
-        assertUtf8(request.headers['content-type']);
+        assertReadable(request.headers);
         // No bytes is no body, as without a Content-Type: the routes decide what that means.
         const bytes = body as Buffer;
         const findRepeatedKeys = OAUTH_ROUTES.test(request.url);
@@ -183,7 +183,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
         return;
       }
       try {
-        assertUtf8(request.headers['content-type']);
+        assertReadable(request.headers);
         done(null, parseForm(utf8Text(body as Buffer)));
       } catch (error) {
         done(error as Error, undefined);

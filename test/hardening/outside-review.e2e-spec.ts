@@ -135,6 +135,29 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
       expect((await storedCustomer(t, customer.id))?.companyName).toBe('Before');
     });
 
+    it.each([
+      [
+        'a compressed body',
+        { 'content-encoding': 'gzip' },
+        'The request body must not be compressed (no Content-Encoding).',
+      ],
+      [
+        'a second, other charset',
+        { 'content-type': 'application/json; charset=utf-8; charset=latin1' },
+        'The request body must be UTF-8 (charset=utf-8).',
+      ],
+    ])('%s is 415, not read as text', async (_what, headers, message) => {
+      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
+      const res = await request(t.http)
+        .put(`/v2/customers/${customer.id}/company`)
+        .set('authorization', all)
+        .set('content-type', 'application/json')
+        .set(headers)
+        .send('{"name":"After"}');
+      expect([res.status, res.body]).toStrictEqual([415, { message }]);
+      expect((await storedCustomer(t, customer.id))?.companyName).toBe('Before');
+    });
+
     it('an unpaired surrogate escape is 422 naming the field', async () => {
       const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
       const res = await request(t.http)

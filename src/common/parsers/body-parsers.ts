@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import type { IncomingHttpHeaders } from 'node:http';
 import secureJson from 'secure-json-parse';
 import { reachesPrototype } from './query-parser.js';
 
@@ -15,15 +16,25 @@ export class BodyParseError extends Error {
 }
 
 /**
- * Bodies are read as UTF-8 (RFC 8259 §8.1); a declared charset other than UTF-8 is refused (415),
- * never decoded wrongly (é in ISO-8859-1 would become U+FFFD).
+ * Bodies are read as UTF-8 (RFC 8259 §8.1) and as sent: a declared charset other than UTF-8 (any
+ * of them, when the parameter is repeated) is refused (415), never decoded wrongly (é in
+ * ISO-8859-1 would become U+FFFD), and so is a compressed body (`Content-Encoding`), which would
+ * otherwise be parsed as if it were text.
  */
-export function assertUtf8(contentType: string | undefined): void {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType ?? '')?.[1];
-  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-    throw new BodyParseError('The request body must be UTF-8 (charset=utf-8).', 415);
+export function assertReadable(headers: IncomingHttpHeaders): void {
+  const type = headers['content-type'] ?? '';
+  for (const [, charset] of type.includes('=') ? type.matchAll(CHARSET) : []) {
+    if (!/^utf-?8$/i.test(charset)) {
+      throw new BodyParseError('The request body must be UTF-8 (charset=utf-8).', 415);
+    }
+  }
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && !/^\s*(identity)?\s*$/i.test(encoding)) {
+    throw new BodyParseError('The request body must not be compressed (no Content-Encoding).', 415);
   }
 }
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/gi;
 
 export interface JsonOptions {
   /**
