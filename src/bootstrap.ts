@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
 import { assertReadable, parseForm, parseJson, utf8Text } from './common/parsers/body-parsers.js';
+import { OAUTH_ROUTE } from './common/oauth-routes.js';
 import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
 import {
   clientErrorHandler,
@@ -22,8 +23,6 @@ import { logRequests } from './logging/request-log.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
-/** RFC 6749's endpoints: form bodies too, and a repeated JSON key refused like a repeated field. */
-const OAUTH_ROUTES = /^\/oauth\//;
 
 type AdapterSettings = Pick<
   Environment,
@@ -164,7 +163,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
         assertReadable(request.headers);
         // No bytes is no body, as without a Content-Type: the routes decide what that means.
         const bytes = body as Buffer;
-        const findRepeatedKeys = OAUTH_ROUTES.test(request.url);
+        const findRepeatedKeys = OAUTH_ROUTE.test(request.url);
         done(
           null,
           bytes.length === 0 ? undefined : parseJson(utf8Text(bytes), { findRepeatedKeys }),
@@ -178,7 +177,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     'application/x-www-form-urlencoded',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
-      if (!OAUTH_ROUTES.test(request.url)) {
+      if (!OAUTH_ROUTE.test(request.url)) {
         done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
         return;
       }

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { ApiException } from '../common/exceptions/api.exception.js';
+import { authorizationHeaders } from './authorization-headers.js';
 import type { Principal } from './principal.js';
 import type { Scope } from './scopes.js';
 import { TokenVerifier } from './token-verifier.service.js';
@@ -144,15 +145,11 @@ function granting(principal: Principal, scopes: readonly Scope[]): Principal {
   return principal;
 }
 
-/** Node keeps the first of repeated Authorization headers; the raw list shows them all. */
+/** The one Authorization header of the request, if any; two are refused. */
 function singleAuthorization(raw: IncomingMessage): string | undefined {
-  let seen = 0;
-  for (let i = 0; i < raw.rawHeaders.length; i += 2) {
-    if (raw.rawHeaders[i].length === 13 && raw.rawHeaders[i].toLowerCase() === 'authorization') {
-      if (++seen > 1) throw new RepeatedAuthorizationException();
-    }
-  }
-  return raw.headers.authorization;
+  const [authorization, another] = authorizationHeaders(raw);
+  if (another !== undefined) throw new RepeatedAuthorizationException();
+  return authorization;
 }
 
 /**

@@ -3,6 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
+import { OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
 import { RESOURCE_FIRST } from '../resource-first.js';
 
@@ -21,8 +22,6 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   503: 'The service is temporarily unavailable.',
 };
 
-/** Routes that speak RFC 6749 §5.2 errors ({error, error_description}) instead of docs/contract.md §2's. */
-const OAUTH_ROUTE = /^\/oauth\//;
 /** RFC 6749 §5.1: no answer of the OAuth endpoints may be cached, errors included. */
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 

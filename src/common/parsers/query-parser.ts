@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import qs from 'qs';
 import { ApiException } from '../exceptions/api.exception.js';
+import { OAUTH_ROUTE } from '../oauth-routes.js';
 
 /** Set on a parsed query whose keys tried to reach a prototype (qs drops such keys silently). */
 const POISONED = Symbol('poisoned-query');
@@ -11,9 +12,6 @@ export class PoisonedQueryException extends ApiException {
     super('The query string contains a forbidden "__proto__" or "constructor.prototype" key.');
   }
 }
-
-/** The OAuth endpoints read no query string (RFC 6749 parameters travel in the body). */
-const OAUTH_ROUTE = /^\/oauth\//;
 
 /**
  * Every route refuses a marked query (400, CONTRACT §2), whether or not it reads its query: a
