@@ -19,6 +19,11 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
     await t.close();
   });
 
+  /** A customer whose company a refused PUT must leave as it is. */
+  const customerBefore = () => createCustomer(t, { name: 'Before', type: 'plc' });
+  const putCompany = (id: number, auth: string) =>
+    request(t.http).put(`/v2/customers/${id}/company`).set('authorization', auth);
+
   const over1MiB = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
   /** Bodies Fastify refuses before the route runs: [what, content type, body]. */
   const refusedBodies = [
@@ -29,12 +34,8 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
 
   describe('the scope (403) is decided before the body is read', () => {
     it.each(refusedBodies)('PUT company with %s', async (_what, type, body) => {
-      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
-      const res = await request(t.http)
-        .put(`/v2/customers/${customer.id}/company`)
-        .set('authorization', readOnly)
-        .set('content-type', type)
-        .send(body);
+      const customer = await customerBefore();
+      const res = await putCompany(customer.id, readOnly).set('content-type', type).send(body);
       expect([res.status, res.body]).toStrictEqual([403, errors.insufficientScope]);
       expect(res.headers['www-authenticate']).toBe(
         bearerChallenges.insufficientScope('customers:write'),
@@ -48,25 +49,22 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
         .set('content-type', 'application/json')
         .send('{');
       expect([res.status, res.body]).toStrictEqual([403, errors.insufficientScope]);
+      expect(res.headers['www-authenticate']).toBe(
+        bearerChallenges.insufficientScope('webhooks:write'),
+      );
     });
   });
 
   describe('an unknown customer (404) is decided before a refused body', () => {
     it.each(refusedBodies)('PUT company of no customer with %s', async (_what, type, body) => {
-      const res = await request(t.http)
-        .put('/v2/customers/987654321/company')
-        .set('authorization', all)
-        .set('content-type', type)
-        .send(body);
+      const res = await putCompany(987654321, all).set('content-type', type).send(body);
       expect([res.status, res.body]).toStrictEqual([404, errors.customerNotFound]);
       expect(res.headers['x-request-id']).toEqual(expect.any(String));
     });
 
     it('a known customer still gets the body refusal', async () => {
-      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
-      const res = await request(t.http)
-        .put(`/v2/customers/${customer.id}/company`)
-        .set('authorization', all)
+      const customer = await customerBefore();
+      const res = await putCompany(customer.id, all)
         .set('content-type', 'application/json')
         .send('{');
       expect([res.status, res.body]).toStrictEqual([400, errors.malformedJson]);
@@ -80,20 +78,15 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
     });
 
     it('PUT company with Content-Type: application/json and no bytes names name and type', async () => {
-      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
-      const res = await request(t.http)
-        .put(`/v2/customers/${customer.id}/company`)
-        .set('authorization', all)
-        .set('content-type', 'application/json');
+      const customer = await customerBefore();
+      const res = await putCompany(customer.id, all).set('content-type', 'application/json');
       expect([res.status, res.body]).toStrictEqual([422, bothMissing]);
       expect((await storedCustomer(t, customer.id))?.companyName).toBe('Before');
     });
 
     it('PUT company with no body and no Content-Type names name and type', async () => {
-      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
-      const res = await request(t.http)
-        .put(`/v2/customers/${customer.id}/company`)
-        .set('authorization', all);
+      const customer = await customerBefore();
+      const res = await putCompany(customer.id, all);
       expect([res.status, res.body]).toStrictEqual([422, bothMissing]);
     });
 
@@ -115,15 +108,19 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
         .set('content-type', 'application/json');
       expect(res.status).toBe(422);
       expect(Object.keys(res.body.errors).sort()).toEqual(['event', 'payload']);
+      expect(res.body).toStrictEqual(
+        errors.invalid({
+          event: ['The event field is required.'],
+          payload: ['The payload field is required.'],
+        }),
+      );
     });
   });
 
   describe('text that cannot be stored as sent is refused, never changed', () => {
     it('bytes that are not UTF-8 are 415', async () => {
-      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
-      const res = await request(t.http)
-        .put(`/v2/customers/${customer.id}/company`)
-        .set('authorization', all)
+      const customer = await customerBefore();
+      const res = await putCompany(customer.id, all)
         .set('content-type', 'application/json')
         // As the bytes are, not as JSON of a Buffer object.
         .serialize((bytes: Buffer) => bytes as unknown as string)
@@ -147,10 +144,8 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
         'The request body must be UTF-8 (charset=utf-8).',
       ],
     ])('%s is 415, not read as text', async (_what, headers, message) => {
-      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
-      const res = await request(t.http)
-        .put(`/v2/customers/${customer.id}/company`)
-        .set('authorization', all)
+      const customer = await customerBefore();
+      const res = await putCompany(customer.id, all)
         .set('content-type', 'application/json')
         .set(headers)
         .send('{"name":"After"}');
@@ -159,10 +154,8 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
     });
 
     it('an unpaired surrogate escape is 422 naming the field', async () => {
-      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
-      const res = await request(t.http)
-        .put(`/v2/customers/${customer.id}/company`)
-        .set('authorization', all)
+      const customer = await customerBefore();
+      const res = await putCompany(customer.id, all)
         .set('content-type', 'application/json')
         .send('{"name":"a\\ud800b"}');
       expect([res.status, res.body]).toStrictEqual([
@@ -175,10 +168,8 @@ describe('Outside review: order of checks and odd bodies (CONTRACT §2)', () => 
     });
 
     it('a paired surrogate escape (an emoji) is stored as sent', async () => {
-      const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
-      const res = await request(t.http)
-        .put(`/v2/customers/${customer.id}/company`)
-        .set('authorization', all)
+      const customer = await customerBefore();
+      const res = await putCompany(customer.id, all)
         .set('content-type', 'application/json')
         .send('{"name":"a\\ud83d\\ude00b"}');
       expect([res.status, res.body.data.name]).toStrictEqual([200, 'a\u{1F600}b']);
