@@ -119,14 +119,18 @@ describe('secrets stay out of the logs', () => {
     expect(leaked).toEqual([]);
   });
 
-  it('redacts secret query parameters in any encoding or array form', async () => {
+  /** A client allowed customers:read, and a token it was issued. */
+  async function clientWithToken() {
     const client = await createClient(t, { scopes: ['customers:read'] });
-    const token: string = (
-      await tokenRequest(t, client, {
-        grant_type: 'client_credentials',
-        scope: 'customers:read',
-      }).expect(200)
-    ).body.access_token;
+    const { body } = await tokenRequest(t, client, {
+      grant_type: 'client_credentials',
+      scope: 'customers:read',
+    }).expect(200);
+    return { client, token: (body as { access_token: string }).access_token };
+  }
+
+  it('redacts secret query parameters in any encoding or array form', async () => {
+    const { client, token } = await clientWithToken();
     const signature = token.split('.')[2];
     const queries = [
       `access%5Ftoken=${token}`,
@@ -156,13 +160,7 @@ describe('secrets stay out of the logs', () => {
   });
 
   it('logs no part of a URL that could hold a token, wherever and however it is sent', async () => {
-    const client = await createClient(t, { scopes: ['customers:read'] });
-    const token: string = (
-      await tokenRequest(t, client, {
-        grant_type: 'client_credentials',
-        scope: 'customers:read',
-      }).expect(200)
-    ).body.access_token;
+    const { token } = await clientWithToken();
     const [header, payload, signature] = token.split('.');
     const everyByte = (text: string) =>
       [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
