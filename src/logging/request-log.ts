@@ -23,9 +23,10 @@ export function logRequests(fastify: FastifyInstance, root: Logger) {
       if (segment && !/[:*]/.test(segment)) words.add(segment);
     }
   });
-  logs.set(fastify, { root, words });
+  const log: RequestLog = { root, words };
+  logs.set(fastify, log);
   fastify.addHook('onResponse', (request, reply, done) => {
-    write(fastify, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime);
+    write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime);
     done();
   });
 }
@@ -45,19 +46,13 @@ export function logHttpLayerAnswer(
     'raw' in request
       ? requestForLog(request, log.words)
       : new LoggedRequest(request.id, undefined, undefined, request.remoteAddress);
-  write(fastify, logged, status);
+  write(log, logged, status);
 }
 
 /** Writes the line; `req` is only built when the level is enabled (it costs a URL's decoding). */
-function write(
-  fastify: FastifyInstance,
-  req: () => LoggedRequest,
-  status: number,
-  elapsed?: number,
-) {
-  const log = logs.get(fastify);
+function write(log: RequestLog, req: () => LoggedRequest, status: number, elapsed?: number) {
   const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-  if (!log?.root.isLevelEnabled(level)) return;
+  if (!log.root.isLevelEnabled(level)) return;
   const responseTime = elapsed === undefined ? undefined : Math.round(elapsed * 10) / 10;
   log.root[level]({ req: req(), res: { statusCode: status }, responseTime }, 'request completed');
 }
