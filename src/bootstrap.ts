@@ -3,7 +3,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
-import { assertReadable, parseForm, parseJson, utf8Text } from './common/parsers/body-parsers.js';
+import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { OAUTH_ROUTE } from './common/oauth-routes.js';
 import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
 import {
@@ -161,13 +161,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     (request, body, done) => {
       try {
         assertReadable(request.headers);
-        // No bytes is no body, as without a Content-Type: the routes decide what that means.
-        const bytes = body as Buffer;
-        const findRepeatedKeys = OAUTH_ROUTE.test(request.url);
-        done(
-          null,
-          bytes.length === 0 ? undefined : parseJson(utf8Text(bytes), { findRepeatedKeys }),
-        );
+        done(null, jsonBody(body as Buffer, { findRepeatedKeys: OAUTH_ROUTE.test(request.url) }));
       } catch (error) {
         done(error as Error, undefined);
       }
@@ -183,7 +177,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       }
       try {
         assertReadable(request.headers);
-        done(null, parseForm(utf8Text(body as Buffer)));
+        done(null, formBody(body as Buffer));
       } catch (error) {
         done(error as Error, undefined);
       }

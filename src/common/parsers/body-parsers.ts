@@ -49,9 +49,22 @@ export interface JsonOptions {
  * The body as text: bytes that are not UTF-8 are refused (415), never replaced by U+FFFD and
  * stored changed.
  */
-export function utf8Text(body: Buffer): string {
+function utf8Text(body: Buffer): string {
   if (!isUtf8(body)) throw new BodyParseError('The request body must be UTF-8 text.', 415);
   return body.toString('utf8');
+}
+
+/**
+ * A JSON body's bytes as a value. No bytes is no body (undefined), as without a Content-Type:
+ * the routes decide what that means.
+ */
+export function jsonBody(bytes: Buffer, options?: JsonOptions): unknown {
+  return bytes.length === 0 ? undefined : parseJson(utf8Text(bytes), options);
+}
+
+/** A form body's bytes as parameters (parseForm()). */
+export function formBody(bytes: Buffer): Record<string, string | string[]> {
+  return parseForm(utf8Text(bytes));
 }
 
 /**
@@ -61,7 +74,6 @@ export function utf8Text(body: Buffer): string {
  * recursive consumer after the parser: validation, the error filter, the serializer).
  */
 export function parseJson(text: string, { findRepeatedKeys = false }: JsonOptions = {}): unknown {
-  if (text.length === 0) throw new BodyParseError('The request body is empty.');
   assertShallow(text);
   let parsed: unknown;
   try {
