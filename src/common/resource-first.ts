@@ -17,10 +17,10 @@ declare module 'fastify' {
 }
 
 /**
- * CONTRACT §2 answers an unknown resource (404) before a bad body. A body Fastify refuses before
- * the route runs (malformed, over 1 MiB, a content type it does not read) is only told once
- * `lookup` (a provider) finds the resource; the route itself does the same for an invalid body
- * (422). Only refused bodies pay for the lookup.
+ * CONTRACT §2 answers an unknown resource (404) before a bad body: one Fastify refuses before the
+ * route runs (malformed, over 1 MiB, a content type it does not read) or one the route finds
+ * invalid (422). The exception filter tells such a refusal only once `lookup` (a provider) finds
+ * the resource, so only refused bodies pay for the lookup.
  */
 export const ResourceBeforeBody = (lookup: Type<ResourceLookup>) =>
   withRouteConfig({ [RESOURCE_FIRST]: lookup });

@@ -37,18 +37,11 @@ export class CustomerCompanyController {
   @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
   async update(
     @CustomerId() id: number,
-    // Typed `unknown` so the global pipe leaves it alone: docs/contract.md §2 answers an unknown
-    // customer (404) before an invalid body (422), so the body's errors are only told once the
-    // customer is known to exist (a body Fastify refuses: @ResourceBeforeBody()).
+    // Typed `unknown` so the global pipe leaves it alone: validateFlat() is its fast path for a
+    // flat DTO. An invalid body of an unknown customer is 404 first (@ResourceBeforeBody()).
     @Body() body: unknown,
   ): Promise<CompanyDto> {
-    let changes: UpdateCompanyDto;
-    try {
-      changes = this.validation.validateFlat(UpdateCompanyDto, body);
-    } catch (invalid) {
-      await this.customers.find(id); // 404 first for an unknown customer
-      throw invalid;
-    }
+    const changes = this.validation.validateFlat(UpdateCompanyDto, body);
     // A valid body needs no separate existence check: the UPDATE finds no row (404) by itself.
     return CompanyDto.from(await this.customers.updateCompany(id, changes));
   }

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiException } from '../exceptions/api.exception.js';
+import { ApiException, ValidationFailedException } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
 import { OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
@@ -51,8 +51,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const reply = ctx.getResponse<FastifyReply>();
 
     const rendered = this.render(exception, request);
+    // Fastify refused the body before the route ran, or the route found it invalid (422).
     const refusedBody =
-      !(exception instanceof ApiException) && BODY_REFUSALS.includes(rendered.status);
+      exception instanceof ValidationFailedException ||
+      (!(exception instanceof ApiException) && BODY_REFUSALS.includes(rendered.status));
     // Fastify parses the body before it knows the route is unknown; the route answers first.
     if (refusedBody && !request.routeOptions?.url) {
       return this.send(exception, reply, request, plain(404));
