@@ -10,7 +10,7 @@ import { runPostgres } from './database.js';
 import { sqliteConnectionsOf } from './sqlite-connections.js';
 import { preparedName } from './statement.js';
 
-type Columns = ReturnType<DataSource['getMetadata']>['columns'];
+export type Columns = ReturnType<DataSource['getMetadata']>['columns'];
 type Prepared = {
   sql: string;
   columns: Columns;
@@ -64,8 +64,7 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
   let statement = byComputed.get(computedKey);
   if (!statement) {
     const metadata = dataSource.getMetadata(entity);
-    // Columns the database fills itself (insert: false) are left to it.
-    const columns = metadata.columns.filter((column) => column.isInsert);
+    const columns = insertColumns(dataSource, entity);
     const names = columns.map((column) => driver.escape(column.databaseName));
     const valuesFrom = (first: number) =>
       [
@@ -102,13 +101,7 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
     };
     byComputed.set(computedKey, statement);
   }
-  const parameters = statement.columns.map((column) => {
-    const value: unknown = column.getEntityValue(row);
-    if (value === undefined) {
-      throw new Error(`insertUnlessConflict: no value for ${column.propertyName}.`);
-    }
-    return driver.preparePersistentValue(value, column);
-  });
+  const parameters = insertValues(dataSource, statement.columns, row);
   // SQLite, in a write transaction (so on the writer, in its turn): straight to the writer's
   // prepared statement. TypeORM's query runner wraps each query in events and awaits that cost
   // a webhook delivery more than the insert itself (BENCHMARKS.md).
@@ -128,6 +121,29 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
   } finally {
     if (!manager.queryRunner) await runner.release();
   }
+}
+
+/** The columns an insert of `entity` lists: those the database fills itself (insert: false) are left to it. */
+export function insertColumns(
+  dataSource: DataSource,
+  entity: EntityTarget<ObjectLiteral>,
+): Columns {
+  return dataSource.getMetadata(entity).columns.filter((column) => column.isInsert);
+}
+
+/** `row`'s values for `columns`, converted as TypeORM converts them for the driver. */
+export function insertValues(
+  dataSource: DataSource,
+  columns: Columns,
+  row: ObjectLiteral,
+): unknown[] {
+  return columns.map((column) => {
+    const value: unknown = column.getEntityValue(row);
+    if (value === undefined) {
+      throw new Error(`insertUnlessConflict: no value for ${column.propertyName}.`);
+    }
+    return dataSource.driver.preparePersistentValue(value, column);
+  });
 }
 
 /**

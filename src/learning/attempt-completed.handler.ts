@@ -1,8 +1,8 @@
-import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
+import { type RowInsert, rowInsert } from '../database/insert-with-dependents.js';
 import {
   WebhookHandler,
-  type WebhookContext,
-  type WebhookEventHandler,
+  type WebhookEventInfo,
+  type WebhookRowsHandler,
 } from '../webhooks/webhook-handler.decorator.js';
 import { CompletedAttempt } from './completed-attempt.entity.js';
 import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
@@ -11,22 +11,21 @@ import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
   event: 'learning.attempt.completed',
   payload: AttemptCompletedPayload,
   dedupeKey: (payload) => payload.attempt_id,
-  // One insert that skips a recorded attempt: independent of other deliveries' writes.
-  concurrent: true,
 })
-export class AttemptCompletedHandler implements WebhookEventHandler<AttemptCompletedPayload> {
-  async handle(
-    payload: AttemptCompletedPayload,
-    { manager, clientId }: WebhookContext,
-  ): Promise<void> {
-    // The same attempt can arrive as two different deliveries (e.g. two Idempotency-Keys);
-    // it is still recorded once per sender. (A prepared insert: this runs for every event.)
-    await insertUnlessConflict(manager, CompletedAttempt, {
-      clientId,
-      attemptId: payload.attempt_id,
-      userId: payload.user_id,
-      moduleId: payload.module_id,
-      recordedAt: new Date(),
-    });
+export class AttemptCompletedHandler implements WebhookRowsHandler<AttemptCompletedPayload> {
+  /**
+   * One row per attempt and sender. The same attempt can arrive as two different deliveries (e.g.
+   * two Idempotency-Keys); the second row collides with the first and is skipped.
+   */
+  rows(payload: AttemptCompletedPayload, { clientId }: WebhookEventInfo): RowInsert[] {
+    return [
+      rowInsert(CompletedAttempt, {
+        clientId,
+        attemptId: payload.attempt_id,
+        userId: payload.user_id,
+        moduleId: payload.module_id,
+        recordedAt: new Date(),
+      }),
+    ];
   }
 }

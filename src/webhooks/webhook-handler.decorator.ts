@@ -1,17 +1,22 @@
 import { applyDecorators, Injectable, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
+import type { RowInsert } from '../database/insert-with-dependents.js';
 
-/** What a handler receives besides the payload. */
-export interface WebhookContext {
-  /** The transaction the event is processed in: every write through it commits or rolls back with the event. */
-  manager: EntityManager;
+/** Which stored event a handler is processing. */
+export interface WebhookEventInfo {
   /** Id of the stored webhook event (the `id` the sender gets back). */
   eventId: string;
   /** The OAuth client that sent it (ids in a payload are that sender's own). */
   clientId: string;
   /** 1 on the first run, then 2, 3… on redeliveries and replays of a failed event. */
   attempt: number;
+}
+
+/** What a handler receives besides the payload. */
+export interface WebhookContext extends WebhookEventInfo {
+  /** The transaction the event is processed in: every write through it commits or rolls back with the event. */
+  manager: EntityManager;
 }
 
 /**
@@ -22,6 +27,29 @@ export interface WebhookContext {
  */
 export interface WebhookEventHandler<P extends object = object> {
   handle(payload: P, context: WebhookContext): Promise<void>;
+}
+
+/**
+ * A provider whose whole work for an event is rows to add, each skipped when it collides with a
+ * stored row (`INSERT … ON CONFLICT DO NOTHING`), such as recording a reported fact. Prefer it to
+ * handle() where it fits: the rows are stored with the event in one commit, and on PostgreSQL in
+ * the event's own statement, shared with the deliveries received together (about 1.5 times the
+ * deliveries per second of a handle() handler, BENCHMARKS.md). rows() must not write anything
+ * itself; throwing marks the event failed, as with handle().
+ */
+export interface WebhookRowsHandler<P extends object = object> {
+  rows(payload: P, event: WebhookEventInfo): RowInsert[];
+}
+
+/** A handler of either kind. */
+export type AnyWebhookHandler<P extends object = object> =
+  WebhookEventHandler<P> | WebhookRowsHandler<P>;
+
+/** True for a handler that declares rows instead of writing them itself. */
+export function declaresRows<P extends object>(
+  handler: AnyWebhookHandler<P>,
+): handler is WebhookRowsHandler<P> {
+  return typeof (handler as Partial<WebhookRowsHandler<P>>).rows === 'function';
 }
 
 export interface WebhookHandlerOptions<P extends object = object> {
@@ -40,7 +68,7 @@ export interface WebhookHandlerOptions<P extends object = object> {
    * PostgreSQL such deliveries then run concurrently inside their shared transaction and their
    * inserts travel together (Database.groupedTransaction). Leave it unset for a handler that
    * reads and then writes, or locks rows (`FOR UPDATE` does not separate works of one
-   * transaction): its deliveries run one after the other.
+   * transaction): its deliveries run one after the other. (A WebhookRowsHandler needs no flag.)
    */
   concurrent?: boolean;
 }

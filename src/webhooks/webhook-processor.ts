@@ -2,11 +2,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { Database } from '../database/database.js';
+import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
+import type { RowInsert } from '../database/insert-with-dependents.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
 import type { ValidDelivery } from './webhook-delivery.pipe.js';
 import type { WebhookEvent } from './webhook-event.entity.js';
 import { type FailedEvent, WebhookEventsRepository } from './webhook-events.repository.js';
-import type { WebhookContext } from './webhook-handler.decorator.js';
+import { declaresRows, type WebhookContext } from './webhook-handler.decorator.js';
 import { checkPayload } from './webhook-payload.js';
 import { type RegisteredWebhook, WebhookRegistry } from './webhook-registry.js';
 import { uuidv7 } from './uuid-v7.js';
@@ -41,7 +43,8 @@ class HandlerFailure extends Error {
  *   duplicate waits for that transaction (PostgreSQL's unique index; SQLite's single writer) and
  *   then finds the row instead of running the handler again.
  * - One transaction per event on the happy path: insert (already marked processed), handler's
- *   writes, commit. The answer is sent after the commit, so an acknowledged event survives a
+ *   writes, commit (for a handler that declares rows, on PostgreSQL, one statement shared by the
+ *   deliveries of a turn, which commits on its own). The answer is sent after the commit, so an acknowledged event survives a
  *   crash, and a crash before it leaves nothing behind for the sender's retry to trip on.
  * - A throwing handler rolls all of that back; the failure is then recorded in a transaction of
  *   its own, and a redelivery or a replay claims the failed row (UPDATE … WHERE status =
@@ -77,24 +80,32 @@ export class WebhookProcessor {
       processedAt: now,
       lastAttemptAt: now,
     };
+    const { handler } = webhook;
+    const info = { eventId: row.id, clientId: row.clientId, attempt: 1 };
+    if (declaresRows(handler)) {
+      let rows: RowInsert[];
+      try {
+        rows = handler.rows(payload, info);
+      } catch (error) {
+        return this.recordFailure(row, new HandlerFailure(error));
+      }
+      // The event and its rows in one commit. Anything else (a redelivery, a row the database
+      // refuses, the database gone) goes the general way below, which sorts it out.
+      if (await this.events.insertWithRows(row, rows).catch(() => false)) return row;
+    }
     try {
       // Concurrent deliveries share one commit; if another delivery's handler throws, this one
       // runs again (Database.groupedTransaction), so the handler writes through `manager` only.
       return await this.db.groupedTransaction(
         async (manager) => {
           if (await this.events.insertUnlessDuplicate(manager, row)) {
-            await runHandler(webhook, payload, {
-              manager,
-              eventId: row.id,
-              clientId: row.clientId,
-              attempt: 1,
-            });
+            await runHandler(webhook, payload, { manager, ...info });
             return row;
           }
           const first = await this.events.findByKey(manager, row);
           return first.status === 'failed' ? this.retry(manager, first) : first;
         },
-        { concurrent: webhook.concurrent === true },
+        { concurrent: webhook.concurrent === true || declaresRows(handler) },
       );
     } catch (error) {
       if (!(error instanceof HandlerFailure)) throw error;
@@ -189,8 +200,12 @@ export class WebhookProcessor {
 }
 
 async function runHandler(webhook: RegisteredWebhook, payload: object, context: WebhookContext) {
+  const { handler } = webhook;
   try {
-    await webhook.handler.handle(payload, context);
+    if (!declaresRows(handler)) return await handler.handle(payload, context);
+    for (const { entity, values } of handler.rows(payload, context)) {
+      await insertUnlessConflict(context.manager, entity, values);
+    }
   } catch (error) {
     throw new HandlerFailure(error);
   }

@@ -2,7 +2,9 @@ import Sqlite from 'better-sqlite3';
 import request from 'supertest';
 import type { EntityManager } from 'typeorm';
 import { Database } from '../../src/database/database.js';
+import { Counter } from '../../src/database/counter.entity.js';
 import { insertUnlessConflict } from '../../src/database/insert-unless-conflict.js';
+import { insertWithDependents, rowInsert } from '../../src/database/insert-with-dependents.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors } from '../support/responses.js';
@@ -17,6 +19,12 @@ describe('database, migrations and health', () => {
   afterAll(async () => {
     await t.close();
   });
+  const names = async (prefix: string) =>
+    (
+      (await t.db.query(
+        `SELECT name FROM counters WHERE name LIKE '${prefix}%' ORDER BY name`,
+      )) as { name: string }[]
+    ).map((r) => r.name);
 
   it('applied every migration on start', async () => {
     const rows: { name: string }[] = await t.db.query('SELECT name FROM migrations ORDER BY id');
@@ -91,12 +99,6 @@ describe('database, migrations and health', () => {
     const onSqlite = () => t.db.options.type === 'better-sqlite3';
     const insert = (manager: EntityManager, name: string) =>
       manager.query(`INSERT INTO counters (name, value) VALUES ('${name}', 1)`);
-    const names = async (prefix: string) =>
-      (
-        (await t.db.query(
-          `SELECT name FROM counters WHERE name LIKE '${prefix}%' ORDER BY name`,
-        )) as { name: string }[]
-      ).map((r) => r.name);
     /** What another connection sees: committed rows only. */
     const committedElsewhere = (prefix: string) => {
       const other = new Sqlite(t.db.options.database as string, { readonly: true });
@@ -219,6 +221,81 @@ describe('database, migrations and health', () => {
         onSqlite() ? ['rejected', 'rejected', 'rejected'] : ['fulfilled', 'rejected', 'fulfilled'],
       );
       expect(await names('ab-')).toEqual(onSqlite() ? [] : ['ab-a', 'ab-c']);
+    });
+  });
+
+  describe('a row and the rows that depend on it (insertWithDependents)', () => {
+    const counter = (name: string) => rowInsert(Counter, { name, value: 1 });
+    const attempt = (clientId: string, attemptId: number, userId: number | null = attemptId) =>
+      rowInsert(CompletedAttempt, {
+        clientId,
+        attemptId,
+        userId: userId as number,
+        moduleId: 1,
+        recordedAt: new Date(),
+      });
+    const stored = async (clientId: string) =>
+      (
+        (await t.db.query(
+          `SELECT attempt_id, user_id FROM completed_attempts WHERE client_id = '${clientId}' ORDER BY attempt_id`,
+        )) as { attempt_id: unknown; user_id: unknown }[]
+      ).map((r) => [Number(r.attempt_id), Number(r.user_id)]);
+
+    it('adds the dependents of a row that went in, skips those of one that collided, and answers each call', async () => {
+      // On PostgreSQL the calls are one statement, whose text depends on which call gave which
+      // dependents: the same calls in the other order check that the rows land with their call.
+      for (const [prefix, reversed] of [
+        ['wd1', false],
+        ['wd2', true],
+      ] as const) {
+        await db.execute(db.sql(`INSERT INTO counters (name, value) VALUES ('${prefix}-old', 1)`));
+        const calls = [
+          [counter(`${prefix}-a`), [attempt(prefix, 1), attempt(prefix, 2)]],
+          [counter(`${prefix}-old`), [attempt(prefix, 3)]], // collides: its dependent stays out
+          [counter(`${prefix}-b`), []],
+          [counter(`${prefix}-c`), [attempt(prefix, 2, 99), attempt(prefix, 4, 40)]],
+        ] as const;
+        const order = reversed ? [...calls].reverse() : calls;
+        const went = await Promise.all(
+          order.map(([first, dependents]) => insertWithDependents(db, first, [...dependents])),
+        );
+        expect(reversed ? went.reverse() : went).toEqual([true, false, true, true]);
+        expect(await names(`${prefix}-`)).toEqual([
+          `${prefix}-a`,
+          `${prefix}-b`,
+          `${prefix}-c`,
+          `${prefix}-old`,
+        ]);
+        // Attempt 2 of a and of c collide: the one first in the statement went in.
+        expect(await stored(prefix)).toEqual([[1, 1], reversed ? [2, 99] : [2, 2], [4, 40]]);
+      }
+    });
+
+    it('of two calls with one key, adds the first and its dependents only', async () => {
+      const went = await Promise.all([
+        insertWithDependents(db, counter('wk-a'), [attempt('wk', 1)]),
+        insertWithDependents(db, counter('wk-a'), [attempt('wk', 2)]),
+        insertWithDependents(db, counter('wk-b'), [attempt('wk', 3)]),
+      ]);
+      expect(went).toEqual([true, false, true]);
+      expect(await stored('wk')).toEqual([
+        [1, 1],
+        [3, 3],
+      ]);
+    });
+
+    it('fails alone the call whose dependent the database refuses, nothing of it kept', async () => {
+      const outcomes = await Promise.allSettled([
+        insertWithDependents(db, counter('wr-a'), [attempt('wr', 1)]),
+        insertWithDependents(db, counter('wr-b'), [attempt('wr', 2, null)]), // NOT NULL
+        insertWithDependents(db, counter('wr-c'), [attempt('wr', 3)]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(await names('wr-')).toEqual(['wr-a', 'wr-c']);
+      expect(await stored('wr')).toEqual([
+        [1, 1],
+        [3, 3],
+      ]);
     });
   });
 

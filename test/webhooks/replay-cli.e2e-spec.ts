@@ -33,7 +33,9 @@ describe('CLI webhooks:replay', () => {
   /** A learning.attempt.completed event whose handler failed once (the LMS being down, say). */
   async function failedAttempt() {
     const handler = t.app.get(AttemptCompletedHandler);
-    jest.spyOn(handler, 'handle').mockRejectedValueOnce(new Error('learning store unreachable'));
+    jest.spyOn(handler, 'rows').mockImplementationOnce(() => {
+      throw new Error('learning store unreachable');
+    });
     const body = attemptCompleted();
     const res = await request(t.http)
       .post('/v2/webhooks')

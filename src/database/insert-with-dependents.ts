@@ -1,0 +1,247 @@
+import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { Database } from './database.js';
+import {
+  type Columns,
+  insertColumns,
+  insertUnlessConflict,
+  insertValues,
+} from './insert-unless-conflict.js';
+import { preparedName } from './statement.js';
+import { type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
+
+/** One row to insert unless it collides with a stored one (`ON CONFLICT DO NOTHING`). */
+export interface RowInsert<T extends ObjectLiteral = ObjectLiteral> {
+  entity: EntityTarget<T>;
+  values: T;
+}
+
+/** The row `values` of `entity`, for insertWithDependents() and webhook rows handlers. */
+export function rowInsert<T extends ObjectLiteral>(
+  entity: EntityTarget<T>,
+  values: T,
+): RowInsert<T> {
+  return { entity, values };
+}
+
+/** A column of the first row whose value is an SQL expression (e.g. the next insertion number). */
+export interface ComputedColumn {
+  column: string;
+  sql: string;
+}
+
+interface Call {
+  first: RowInsert;
+  dependents: RowInsert[];
+}
+
+/** A dependent table: its columns, and their types for the casts of VALUES. */
+interface Dependent {
+  table: string;
+  columns: Columns;
+  types: string[];
+}
+
+/** What one statement shape needs: the tables' columns, built once. */
+interface Shape {
+  dataSource: DataSource;
+  first: { table: string; columns: Columns; key: number; keyType: string };
+  computed?: ComputedColumn;
+  /** Per dependent table, by entity: its columns and their types for the VALUES casts. */
+  dependents: Map<EntityTarget<ObjectLiteral>, Dependent>;
+  /** Statement texts by layout: how many calls, and which of them gave which dependent rows. */
+  texts: Map<string, { sql: string; prepared: string }>;
+}
+
+/** The most calls one statement carries (each adds a first row and its dependents). */
+const MAX_CALLS = 64;
+const batchers = new WeakMap<Database, Map<string, TurnBatcher<Call, boolean>>>();
+
+/**
+ * Inserts `first` unless it collides with a stored row and, only if it went in, each of
+ * `dependents` unless it collides: all of it or nothing. Resolves to whether `first` went in.
+ *
+ * PostgreSQL: the calls of one turn of the event loop with the same tables share one statement of
+ * data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN f`), which
+ * commits on its own: one round trip and one commit for the group, no BEGIN or COMMIT, where a
+ * transaction took four round trips (BENCHMARKS.md, twelfth session). If the statement fails, each
+ * call runs again alone, so only the call whose row the database refuses fails. The first row
+ * needs a one-column primary key that the row gives (dependents are matched to it by that key).
+ * SQLite: the same inserts in a grouped transaction (Database.groupedTransaction).
+ */
+export function insertWithDependents(
+  db: Database,
+  first: RowInsert,
+  dependents: RowInsert[],
+  computed?: ComputedColumn,
+): Promise<boolean> {
+  if (db.dialect !== 'postgres') {
+    return db.groupedTransaction(
+      async (manager) => {
+        if (!(await insertUnlessConflict(manager, first.entity, first.values, computed))) {
+          return false;
+        }
+        for (const each of dependents) {
+          await insertUnlessConflict(manager, each.entity, each.values);
+        }
+        return true;
+      },
+      { concurrent: true },
+    );
+  }
+  const key = [first.entity, ...dependents.map((each) => each.entity)]
+    .map((entity) => db.dataSource.getMetadata(entity).tableName)
+    .concat(computed ? `${computed.column}=${computed.sql}` : '')
+    .join('\u0000');
+  let byShape = batchers.get(db);
+  if (!byShape) batchers.set(db, (byShape = new Map()));
+  let batcher = byShape.get(key);
+  if (!batcher) {
+    const shape = shapeOf(db.dataSource, first.entity, computed);
+    batcher = new TurnBatcher(MAX_CALLS, (calls) => insertTogether(db, shape, calls));
+    byShape.set(key, batcher);
+  }
+  return batcher.submit({ first, dependents });
+}
+
+function shapeOf(
+  dataSource: DataSource,
+  entity: EntityTarget<ObjectLiteral>,
+  computed: ComputedColumn | undefined,
+): Shape {
+  const metadata = dataSource.getMetadata(entity);
+  const columns = insertColumns(dataSource, entity);
+  const [primary, ...more] = metadata.primaryColumns;
+  const key = columns.indexOf(primary);
+  if (more.length > 0 || key < 0) {
+    throw new Error(
+      `insertWithDependents: ${metadata.tableName} needs a one-column primary key the row gives.`,
+    );
+  }
+  return {
+    dataSource,
+    first: { table: metadata.tableName, columns, key, keyType: typeOf(dataSource, primary) },
+    computed,
+    dependents: new Map(),
+    texts: new Map(),
+  };
+}
+
+function typeOf(dataSource: DataSource, column: Columns[number]): string {
+  return dataSource.driver.normalizeType(column);
+}
+
+async function insertTogether(
+  db: Database,
+  shape: Shape,
+  calls: Call[],
+): Promise<Outcome<boolean>[]> {
+  try {
+    return (await insertStatement(db, shape, calls)).map((value) => ({ value }));
+  } catch (error) {
+    if (calls.length === 1) return [{ error }];
+    // One refused row fails the whole statement: each call again alone, in order, so that only
+    // the refused one fails and, of two calls with one key, the first still wins.
+    const outcomes: Outcome<boolean>[] = [];
+    for (const call of calls) {
+      outcomes.push(await outcomeOf(insertStatement(db, shape, [call]).then(([went]) => went)));
+    }
+    return outcomes;
+  }
+}
+
+/** PostgreSQL: the calls' rows as one statement; per call, whether its first row went in. */
+async function insertStatement(db: Database, shape: Shape, calls: Call[]): Promise<boolean[]> {
+  const { dataSource } = shape;
+  const { columns, key } = shape.first;
+  // Parameters: every call's first row, then each dependent table's rows in the calls' order.
+  const params: unknown[] = [];
+  const keys: unknown[] = [];
+  const byTable = new Map<Dependent, { calls: number[]; values: unknown[][] }>();
+  calls.forEach(({ first, dependents }, call) => {
+    const values = insertValues(dataSource, columns, first.values);
+    keys.push(values[key]);
+    params.push(...values);
+    for (const { entity, values: row } of dependents) {
+      const table = dependentOf(shape, entity);
+      let rows = byTable.get(table);
+      if (!rows) byTable.set(table, (rows = { calls: [], values: [] }));
+      rows.calls.push(call);
+      rows.values.push(insertValues(dataSource, table.columns, row));
+    }
+  });
+  // Dependents find their row by its key: two calls with one key cannot share a statement.
+  if (calls.length > 1 && new Set(keys.map(String)).size < calls.length) {
+    throw new Error('insertWithDependents: two calls with one key');
+  }
+  // The text depends on how many calls there are and which of them gave which dependent rows.
+  let layout = String(calls.length);
+  for (const [table, rows] of byTable) {
+    layout += `;${table.table}:${rows.calls.join(',')}`;
+    for (const values of rows.values) params.push(...values);
+  }
+  let text = shape.texts.get(layout);
+  if (!text) {
+    const sql = statementText(shape, calls.length, byTable);
+    shape.texts.set(layout, (text = { sql, prepared: preparedName(sql) }));
+  }
+  const { rows } = await db.execute({ ...text, params });
+  const inserted = new Set(rows.map((row) => String(Object.values(row)[0])));
+  // Delete on first use: of two calls with one key, the first in the statement went in.
+  return keys.map((each) => inserted.delete(String(each)));
+}
+
+/**
+ * `WITH f AS (INSERT INTO first … RETURNING key), d0 AS (INSERT INTO dependent … SELECT … FROM
+ * (VALUES …) JOIN f …), … SELECT key FROM f`, with the parameters in insertStatement()'s order. A
+ * dependent row carries its first row's key, and goes in only if that key came back from f.
+ */
+function statementText(
+  shape: Shape,
+  count: number,
+  byTable: Map<Dependent, { calls: number[] }>,
+): string {
+  const escape = (name: string) => shape.dataSource.driver.escape(name);
+  const { table, columns, key, keyType } = shape.first;
+  const width = columns.length;
+  const names = columns.map((column) => escape(column.databaseName));
+  const firstTuples = Array.from({ length: count }, (_, call) => {
+    const places = columns.map((_column, i) => `$${call * width + i + 1}`);
+    if (shape.computed) places.push(shape.computed.sql);
+    return `(${places.join(', ')})`;
+  });
+  if (shape.computed) names.push(escape(shape.computed.column));
+  const keyName = names[key];
+  const ctes = [
+    `f AS (INSERT INTO ${escape(table)} (${names.join(', ')}) VALUES ${firstTuples.join(', ')} ON CONFLICT DO NOTHING RETURNING ${keyName})`,
+  ];
+  let next = count * width + 1;
+  for (const [dependent, rows] of byTable) {
+    const columnNames = dependent.columns.map((column) => escape(column.databaseName));
+    const tuples = rows.calls.map((call) => {
+      const places = dependent.types.map((type) => `$${next++}::${type}`);
+      return `($${call * width + key + 1}::${keyType}, ${places.join(', ')})`;
+    });
+    ctes.push(
+      `d${ctes.length} AS (INSERT INTO ${escape(dependent.table)} (${columnNames.join(', ')}) ` +
+        `SELECT ${columnNames.map((name) => `v.${name}`).join(', ')} ` +
+        `FROM (VALUES ${tuples.join(', ')}) AS v("first key", ${columnNames.join(', ')}) ` +
+        `JOIN f ON f.${keyName} = v."first key" ON CONFLICT DO NOTHING)`,
+    );
+  }
+  return `WITH ${ctes.join(', ')} SELECT ${keyName} FROM f`;
+}
+
+function dependentOf(shape: Shape, entity: EntityTarget<ObjectLiteral>): Dependent {
+  let dependent = shape.dependents.get(entity);
+  if (!dependent) {
+    const { dataSource } = shape;
+    const columns = insertColumns(dataSource, entity);
+    dependent = {
+      table: dataSource.getMetadata(entity).tableName,
+      columns,
+      types: columns.map((column) => typeOf(dataSource, column)),
+    };
+    shape.dependents.set(entity, dependent);
+  }
+  return dependent;
+}
