@@ -4,3 +4,6 @@
  * bodies accepted and a repeated JSON key refused like a repeated field, and no query string read.
  */
 export const OAUTH_ROUTE = /^\/oauth\//;
+
+/** Headers of every answer of those routes, errors included (RFC 6749 §5.1). */
+export const OAUTH_NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };

@@ -241,6 +241,19 @@ describe('Hostile input (CONTRACT §2)', () => {
       expect(old.status).toBe(200);
     });
 
+    it('the OAuth endpoints refuse a request without Host in their own error shape (RFC 6749)', async () => {
+      const res = await rawRequest(
+        t,
+        'POST /oauth/token HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 29\r\nConnection: close\r\n\r\ngrant_type=client_credentials',
+      );
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 400,
+        body: { error: 'invalid_request', error_description: 'The request is malformed.' },
+      });
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    });
+
     it.each([
       '/docs/%2e%2e/v2/customers/1',
       '/docs/..%5c..%5cpackage.json',

@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException, ValidationFailedException } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
-import { OAUTH_ROUTE } from '../oauth-routes.js';
+import { OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
 import { RESOURCE_FIRST } from '../resource-first.js';
 
@@ -23,7 +23,6 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 };
 
 /** RFC 6749 §5.1: no answer of the OAuth endpoints may be cached, errors included. */
-const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 interface Rendered {
   status: number;
@@ -83,7 +82,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   ) {
     if (OAUTH_ROUTE.test(request.url)) {
       if (!(exception instanceof ApiException)) rendered = asOAuthError(rendered);
-      rendered = { ...rendered, headers: { ...rendered.headers, ...NO_STORE } };
+      rendered = { ...rendered, headers: { ...rendered.headers, ...OAUTH_NO_STORE } };
     }
     if (reply.sent) return;
     if (rendered.status === 429 && reply.getHeader('retry-after') !== undefined) {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { logHttpLayerAnswer } from '../../logging/request-log.js';
+import { OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 
 /**
  * Errors the HTTP layer answers before any route, guard or Nest filter runs (CONTRACT §2): a
@@ -42,9 +43,16 @@ export function headStatus(raw: FastifyRequest['raw']): 400 | 414 | 431 | undefi
   return size > HEADERS_LIMIT_BYTES ? 431 : undefined;
 }
 
-/** Answers `status` (from headStatus) in the contract's shape; the caller's hook stops there. */
+/**
+ * Answers `status` (from headStatus) in the contract's shape, RFC 6749's on the OAuth endpoints;
+ * the caller's hook stops there.
+ */
 export function refuseHead(reply: FastifyReply, status: 400 | 414 | 431) {
-  void reply.code(status).header('connection', 'close').send({ message: MESSAGES[status] });
+  void reply.code(status).header('connection', 'close');
+  if (!OAUTH_ROUTE.test(reply.request.url)) return void reply.send({ message: MESSAGES[status] });
+  void reply
+    .headers(OAUTH_NO_STORE)
+    .send({ error: 'invalid_request', error_description: MESSAGES[status] });
 }
 
 /**
