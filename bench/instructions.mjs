@@ -16,13 +16,13 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Buffer } from 'node:buffer';
-import { parseArgs } from 'node:util';
+import { commandLine } from './command-line.mjs';
 import { freePort } from './baseline.mjs';
 import { companyUpdate, SCOPES, webhookDelivery } from './requests.mjs';
 import { serverArgs } from './server-command.mjs';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
-const { values: args, positionals } = parseArgs({
+const { values: args, positionals } = commandLine(import.meta.url, {
   allowPositionals: true,
   options: {
     pg: { type: 'string' },

@@ -1,7 +1,8 @@
 // Benchmark: the built server against a raw node:http baseline measured in the same run.
 // Usage: npm run bench [-- --pg postgres://127.0.0.1/db] [--duration 5] [--runs 3] [--smoke]
-//        [--only a,c] [--customers 1000000] [--webhooks 10000000] [--connections 10]
-// On PostgreSQL, scenarios (a) and (c) are also paired with pgbench running the same database work
+//        [--only a,c] [--customers 1000000] [--webhooks 10000000] [--connections 10] [--help]
+//        (every option: the parseArgs options below; README "Benchmarks")
+// On PostgreSQL, scenarios (a), (b) and (c) are also paired with pgbench running the same database work
 // (bench/pgbench-ceiling.mjs): the database's own ceiling, measured in the same run.
 import autocannon from 'autocannon';
 import { spawn, execFileSync } from 'node:child_process';
@@ -9,7 +10,7 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { commandLine } from './command-line.mjs';
 import { freePort, startBaseline } from './baseline.mjs';
 import { companyUpdate, SCOPES, webhookDelivery } from './requests.mjs';
 import { serverArgs } from './server-command.mjs';
@@ -22,7 +23,7 @@ import {
 } from './pgbench-ceiling.mjs';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
-const { values: args } = parseArgs({
+const { values: args } = commandLine(import.meta.url, {
   options: {
     pg: { type: 'string' },
     // A Redis URL (e.g. redis://127.0.0.1:6379/9): adds token issuance with the throttling
