@@ -54,21 +54,26 @@ interface Shape {
 
 /** The most calls one statement carries (each adds a first row and its dependents). */
 const MAX_CALLS = 64;
-const batchers = new WeakMap<Database, Map<string, TurnBatcher<Call, boolean>>>();
+/** Per database, per first row's entity and computed column: the calls of this turn. */
+const batchers = new WeakMap<
+  Database,
+  Map<EntityTarget<ObjectLiteral>, Map<string, TurnBatcher<Call, boolean>>>
+>();
 
 /**
  * Inserts `first` unless it collides with a stored row and, only if it went in, each of
  * `dependents` unless it collides: all of it or nothing. Resolves to whether `first` went in.
  *
- * PostgreSQL: the calls of one turn of the event loop with the same tables share one statement of
- * data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN f`), which
- * commits on its own: one round trip and one commit for the group, no BEGIN or COMMIT, where a
- * transaction took four round trips (BENCHMARKS.md, twelfth session). If the statement fails, each
- * call runs again alone, so only the call whose row the database refuses fails. The first row
- * needs a one-column primary key that the row gives (dependents are matched to it by that key).
+ * PostgreSQL: the calls of one turn of the event loop into the same first table share one
+ * statement of data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN
+ * f`), which commits on its own: one round trip and one commit for the group, no BEGIN or COMMIT,
+ * where a transaction took four round trips (BENCHMARKS.md, twelfth session). If the statement
+ * fails, each call runs again alone, so only the call whose row the database refuses fails. The
+ * first row needs a one-column primary key that the row gives (dependents are matched to it by
+ * that key).
  * SQLite: the same inserts in a grouped transaction (Database.groupedTransaction).
  */
-export function insertWithDependents(
+export async function insertWithDependents(
   db: Database,
   first: RowInsert,
   dependents: RowInsert[],
@@ -88,17 +93,16 @@ export function insertWithDependents(
       { concurrent: true },
     );
   }
-  const key = [first.entity, ...dependents.map((each) => each.entity)]
-    .map((entity) => db.dataSource.getMetadata(entity).tableName)
-    .concat(computed ? `${computed.column}=${computed.sql}` : '')
-    .join('\u0000');
-  let byShape = batchers.get(db);
-  if (!byShape) batchers.set(db, (byShape = new Map()));
-  let batcher = byShape.get(key);
+  let byEntity = batchers.get(db);
+  if (!byEntity) batchers.set(db, (byEntity = new Map()));
+  let byComputed = byEntity.get(first.entity);
+  if (!byComputed) byEntity.set(first.entity, (byComputed = new Map()));
+  const computedKey = computed ? `${computed.column}=${computed.sql}` : '';
+  let batcher = byComputed.get(computedKey);
   if (!batcher) {
     const shape = shapeOf(db.dataSource, first.entity, computed);
     batcher = new TurnBatcher(MAX_CALLS, (calls) => insertTogether(db, shape, calls));
-    byShape.set(key, batcher);
+    byComputed.set(computedKey, batcher);
   }
   return batcher.submit({ first, dependents });
 }

@@ -143,9 +143,9 @@ export class WebhookEventsRepository {
   }
 
   /**
-   * Inserts the row unless it is a duplicate, as insertUnlessDuplicate() does, and only if it went
-   * in, `rows` (each unless it collides with a stored row), all in one commit: true when it went in.
-   * On PostgreSQL this is one statement for the deliveries of a turn (insertWithDependents()).
+   * Inserts the row unless it is a duplicate, as insertUnlessDuplicate() does, and only if it
+   * went in, `rows` (each unless it collides with a stored row), all in one commit: true when it
+   * went in. On PostgreSQL, one statement for the deliveries of a turn (insertWithDependents()).
    */
   insertWithRows(row: WebhookEvent, rows: RowInsert[]): Promise<boolean> {
     return insertWithDependents(this.db, { entity: WebhookEvent, values: row }, rows, this.nextSeq);

@@ -44,8 +44,9 @@ class HandlerFailure extends Error {
  *   then finds the row instead of running the handler again.
  * - One transaction per event on the happy path: insert (already marked processed), handler's
  *   writes, commit (for a handler that declares rows, on PostgreSQL, one statement shared by the
- *   deliveries of a turn, which commits on its own). The answer is sent after the commit, so an acknowledged event survives a
- *   crash, and a crash before it leaves nothing behind for the sender's retry to trip on.
+ *   deliveries of a turn, which commits on its own). The answer is sent after the commit, so an
+ *   acknowledged event survives a crash, and a crash before it leaves nothing behind for the
+ *   sender's retry to trip on.
  * - A throwing handler rolls all of that back; the failure is then recorded in a transaction of
  *   its own, and a redelivery or a replay claims the failed row (UPDATE … WHERE status =
  *   'failed', so only one claimer runs the handler) and processes it again.

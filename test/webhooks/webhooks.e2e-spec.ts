@@ -296,6 +296,49 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
     });
   });
 
+  describe('a row the database refuses (the completed attempt handler declares its rows)', () => {
+    /** Makes the database refuse a completed attempt of user 13, or stop refusing it. */
+    const refuseUser13 = (refuse: boolean) =>
+      t.db.query(
+        t.db.options.type === 'better-sqlite3'
+          ? refuse
+            ? `CREATE TRIGGER refuse_user_13 BEFORE INSERT ON completed_attempts
+                WHEN NEW.user_id = 13 BEGIN SELECT RAISE(ABORT, 'user 13 refused'); END`
+            : 'DROP TRIGGER refuse_user_13'
+          : refuse
+            ? 'ALTER TABLE completed_attempts ADD CONSTRAINT refuse_user_13 CHECK (user_id <> 13) NOT VALID'
+            : 'ALTER TABLE completed_attempts DROP CONSTRAINT refuse_user_13',
+      );
+
+    it('fails that delivery alone among those sent together, stores it failed, and a redelivery after processes it', async () => {
+      // PostgreSQL: the three go as one statement, which the database refuses; each then runs
+      // again alone, and the refused one takes the general path, which records the failure.
+      const bodies = [12, 13, 14].map((user_id) => attemptCompleted({ user_id }));
+      await refuseUser13(true);
+      let answers: request.Response[];
+      try {
+        answers = await Promise.all(bodies.map((body) => post(body)));
+      } finally {
+        await refuseUser13(false);
+      }
+      expect(answers.map((r) => r.status)).toEqual([200, 500, 200]);
+      const id = answers[1].body.id as string;
+      expect(answers[1].body).toEqual(errors.webhookFailed(id));
+      const failed = await t.db.getRepository(WebhookEvent).findOneByOrFail({ id });
+      expect(failed).toMatchObject({ status: 'failed', attempts: 1, processedAt: null });
+      expect(failed.lastError).toMatch(/refuse_user_13|user 13 refused/);
+      expect(await Promise.all(bodies.map((body) => attemptRows(body.payload.attempt_id)))).toEqual(
+        [[expect.objectContaining({ userId: 12 })], [], [expect.objectContaining({ userId: 14 })]],
+      );
+
+      const again = await post(bodies[1]).expect(200);
+      expect(again.body.data).toMatchObject({ id, status: 'processed' });
+      expect(await attemptRows(bodies[1].payload.attempt_id)).toEqual([
+        expect.objectContaining({ userId: 13 }),
+      ]);
+    });
+  });
+
   describe('per sending client', () => {
     it('the same attempt_id from two clients is two events and two attempts; neither sees the other', async () => {
       const other = await senderHeaders(t);
