@@ -106,7 +106,7 @@ export class WebhookProcessor {
           const first = await this.events.findByKey(manager, row);
           return first.status === 'failed' ? this.retry(manager, first) : first;
         },
-        { concurrent: webhook.concurrent === true || declaresRows(handler) },
+        { concurrent: webhook.concurrent === true },
       );
     } catch (error) {
       if (!(error instanceof HandlerFailure)) throw error;

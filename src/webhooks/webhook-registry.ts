@@ -50,7 +50,13 @@ export class WebhookRegistry implements OnModuleInit {
           `Webhook handler ${definition.handlerName} must be a singleton provider with either a handle(payload, context) or a rows(payload, event) method.`,
         );
       }
-      this.byEvent.set(definition.event, { ...definition, handler: handler as AnyWebhookHandler });
+      // A rows handler's writes are inserts that skip collisions: independent of other deliveries.
+      const concurrent = definition.concurrent === true || typeof handler?.rows === 'function';
+      this.byEvent.set(definition.event, {
+        ...definition,
+        concurrent,
+        handler: handler as AnyWebhookHandler,
+      });
     }
   }
 

@@ -16,6 +16,22 @@ class AnotherAttemptCompletedHandler implements WebhookEventHandler<AttemptCompl
   async handle(): Promise<void> {}
 }
 
+@WebhookHandler({
+  event: 'test.both.kinds',
+  payload: AttemptCompletedPayload,
+  dedupeKey: (payload) => payload.attempt_id,
+})
+class BothKindsHandler implements WebhookEventHandler<AttemptCompletedPayload> {
+  async handle(): Promise<void> {}
+  rows() {
+    return [];
+  }
+}
+
+/** A module whose handler both writes and declares rows: which one would count is unclear. */
+@Module({ providers: [BothKindsHandler] })
+class BothKindsModule {}
+
 /** A module claiming an event LearningModule already handles. */
 @Module({ providers: [AnotherAttemptCompletedHandler] })
 class ConflictingEventModule {}
@@ -23,12 +39,14 @@ class ConflictingEventModule {}
 describe('webhook event registry', () => {
   let database: TestDatabase;
   let moduleRef: TestingModule | undefined;
+  let bothKindsRef: TestingModule | undefined;
   beforeAll(async () => {
     database = await createTestDatabase();
     process.env.DATABASE_URL = database.url;
   });
   afterAll(async () => {
     await moduleRef?.close();
+    await bothKindsRef?.close();
     await database.drop();
   });
 
@@ -40,6 +58,17 @@ describe('webhook event registry', () => {
 
     await expect(moduleRef.init()).rejects.toThrow(
       'Two handlers for the webhook event "learning.attempt.completed": AttemptCompletedHandler and AnotherAttemptCompletedHandler.',
+    );
+  });
+
+  it('refuses to start with a handler that has both handle() and rows()', async () => {
+    const { AppModule } = await import('../../src/app.module.js');
+    bothKindsRef = await Test.createTestingModule({
+      imports: [AppModule, BothKindsModule],
+    }).compile();
+
+    await expect(bothKindsRef.init()).rejects.toThrow(
+      'Webhook handler BothKindsHandler must be a singleton provider with either a handle(payload, context) or a rows(payload, event) method.',
     );
   });
 });
