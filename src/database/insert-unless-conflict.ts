@@ -140,7 +140,7 @@ export function insertValues(
   return columns.map((column) => {
     const value: unknown = column.getEntityValue(row);
     if (value === undefined) {
-      throw new Error(`insertUnlessConflict: no value for ${column.propertyName}.`);
+      throw new Error(`An inserted row has no value for ${column.propertyName}.`);
     }
     return dataSource.driver.preparePersistentValue(value, column);
   });

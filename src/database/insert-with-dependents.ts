@@ -123,15 +123,16 @@ function shapeOf(
   }
   return {
     dataSource,
-    first: { table: metadata.tableName, columns, key, keyType: typeOf(dataSource, primary) },
+    first: {
+      table: metadata.tableName,
+      columns,
+      key,
+      keyType: dataSource.driver.normalizeType(primary),
+    },
     computed,
     dependents: new Map(),
     texts: new Map(),
   };
-}
-
-function typeOf(dataSource: DataSource, column: Columns[number]): string {
-  return dataSource.driver.normalizeType(column);
 }
 
 async function insertTogether(
@@ -243,7 +244,7 @@ function dependentOf(shape: Shape, entity: EntityTarget<ObjectLiteral>): Depende
     dependent = {
       table: dataSource.getMetadata(entity).tableName,
       columns,
-      types: columns.map((column) => typeOf(dataSource, column)),
+      types: columns.map((column) => dataSource.driver.normalizeType(column)),
     };
     shape.dependents.set(entity, dependent);
   }

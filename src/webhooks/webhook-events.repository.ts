@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Database } from '../database/database.js';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import { insertWithDependents, type RowInsert } from '../database/insert-with-dependents.js';
+import {
+  insertWithDependents,
+  type RowInsert,
+  rowInsert,
+} from '../database/insert-with-dependents.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
 import { BLOCKS_PER_SUPERBLOCK, type PageReader, pageReader } from '../pagination/positions.js';
@@ -148,7 +152,7 @@ export class WebhookEventsRepository {
    * went in. On PostgreSQL, one statement for the deliveries of a turn (insertWithDependents()).
    */
   insertWithRows(row: WebhookEvent, rows: RowInsert[]): Promise<boolean> {
-    return insertWithDependents(this.db, { entity: WebhookEvent, values: row }, rows, this.nextSeq);
+    return insertWithDependents(this.db, rowInsert(WebhookEvent, row), rows, this.nextSeq);
   }
 
   /** The event this client stored under this event name and dedupe key (in `manager`'s transaction). */
