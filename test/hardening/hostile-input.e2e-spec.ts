@@ -252,6 +252,27 @@ describe('Hostile input (CONTRACT §2)', () => {
       });
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.headers['x-request-id']).toEqual(expect.any(String));
+
+      // The URL and header limits keep their status there, in the same shape.
+      for (const [head, status, description] of [
+        [
+          `POST /oauth/token?${'a'.repeat(9 * 1024)} HTTP/1.1\r\nHost: x\r\n`,
+          414,
+          'The request URL is too long.',
+        ],
+        [
+          `POST /oauth/token HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17 * 1024)}\r\n`,
+          431,
+          'The request headers are too large.',
+        ],
+      ] as const) {
+        const refused = await rawRequest(t, `${head}Connection: close\r\n\r\n`);
+        expect({ status: refused.status, body: JSON.parse(refused.body) }).toEqual({
+          status,
+          body: { error: 'invalid_request', error_description: description },
+        });
+        expect(refused.headers['cache-control']).toBe('no-store');
+      }
     });
 
     it.each([

@@ -22,8 +22,6 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   503: 'The service is temporarily unavailable.',
 };
 
-/** RFC 6749 §5.1: no answer of the OAuth endpoints may be cached, errors included. */
-
 interface Rendered {
   status: number;
   body: Record<string, unknown>;
