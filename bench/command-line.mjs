@@ -6,12 +6,16 @@ import { parseArgs } from 'node:util';
 
 /** parseArgs(`config`) for the script at `scriptUrl` (its `import.meta.url`). */
 export function commandLine(scriptUrl, config) {
-  const help = () =>
-    readFileSync(fileURLToPath(scriptUrl), 'utf8')
-      .split('\n')
-      .filter((line, i, lines) => lines.slice(0, i + 1).every((each) => each.startsWith('//')))
+  const help = () => {
+    const lines = readFileSync(fileURLToPath(scriptUrl), 'utf8').split('\n');
+    return lines
+      .slice(
+        0,
+        lines.findIndex((line) => !line.startsWith('//')),
+      )
       .map((line) => line.replace(/^\/\/ ?/, ''))
       .join('\n');
+  };
   let parsed;
   try {
     parsed = parseArgs({
