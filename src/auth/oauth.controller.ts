@@ -39,7 +39,8 @@ const TOKEN_OPERATION_PARAMS = ['token', 'token_type_hint', 'client_id', 'client
 const CONSUMES = ['application/json', 'application/x-www-form-urlencoded'];
 const INVALID_REQUEST =
   'invalid_request (a parameter missing or repeated, two Authorization headers, client ' +
-  'credentials both in HTTP Basic and in the body, a `__proto__` key, a body neither JSON nor a form)';
+  'credentials both in HTTP Basic and in the body, a `__proto__` key, a body neither JSON nor a form, ' +
+  'a request without Host)';
 // Either client_secret_basic or client_secret_post (the body), hence the empty alternative.
 const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
   security: [{ client_basic: [] }, {}],

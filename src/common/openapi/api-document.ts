@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, Type } from '@nestjs/common';
 import {
   DocumentBuilder,
   getSchemaPath,
@@ -7,13 +7,14 @@ import {
   type ResponseObject,
   SwaggerModule,
 } from '@nestjs/swagger';
+import { OAuthErrorDto } from '../../auth/dto/oauth-error.dto.js';
 import { ErrorDto } from './error.dto.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
-const error = (description: string): ResponseObject => ({
+const error = (description: string, dto: Type = ErrorDto): ResponseObject => ({
   description,
-  content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorDto) } } },
+  content: { 'application/json': { schema: { $ref: getSchemaPath(dto) } } },
 });
 
 /**
@@ -38,9 +39,10 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
     }),
     // The OAuth endpoints' 413 has their RFC 6749 body, documented by their controller.
     ...(body && !oauth && { '413': error('Body over 1 MiB.') }),
-    '414': error('URL (path and query string) over 8 KiB.'),
+    // The HTTP layer's refusals have the RFC 6749 body on the OAuth endpoints.
+    '414': error('URL (path and query string) over 8 KiB.', oauth ? OAuthErrorDto : ErrorDto),
     ...(body && api && { '415': error('Body that is not JSON, or not UTF-8.') }),
-    '431': error('Headers over 16 KiB.'),
+    '431': error('Headers over 16 KiB.', oauth ? OAuthErrorDto : ErrorDto),
     '500': error('Unexpected failure (logged with the request id, never described).'),
     ...((api || oauth) && { '503': error('The database cannot be reached.') }),
   };
