@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import DataLoader from 'dataloader';
 import { Database } from '../database/database.js';
 import type { Row, Statement } from '../database/statement.js';
 import { type Outcome, outcomeOf, TurnBatcher } from '../database/turn-batch.js';
@@ -59,17 +58,8 @@ const UPDATE_MANY = `UPDATE customers AS c SET
  */
 @Injectable()
 export class CustomersRepository {
-  /**
-   * Reads by id that arrive in the same turn of the event loop (concurrent requests) go to the
-   * database as one statement: one round trip to PostgreSQL, one statement on SQLite, instead of
-   * one each. Batching only (no cache): each read is issued after its request arrived, so it sees
-   * every write answered before that.
-   */
-  private readonly byId = new DataLoader<number, Row | null>((ids) => this.readBatch(ids), {
-    cache: false,
-    maxBatchSize: READ_BATCH_SIZE,
-    batchScheduleFn: (run) => setImmediate(run),
-  });
+  /** Reads by id of concurrent requests, as one statement (Database.batchedReads()). */
+  private readonly byId: (id: number) => Promise<Row | null>;
 
   /**
    * PostgreSQL: updates that arrive in the same turn of the event loop go as one statement, one
@@ -86,11 +76,12 @@ export class CustomersRepository {
 
   constructor(private readonly db: Database) {
     this.pages = pageReader(db, wholeTable(TABLE, 'id, company_name, company_type'));
+    this.byId = db.batchedReads((ids) => this.readBatch(ids), READ_BATCH_SIZE);
   }
 
   /** The hottest read of the service (see BENCHMARKS.md): batched with concurrent reads. */
   async findById(id: number): Promise<Customer | null> {
-    const row = await this.byId.load(id);
+    const row = await this.byId(id);
     return row && toCustomer(row);
   }
 

@@ -5,6 +5,7 @@ import { Database } from '../../src/database/database.js';
 import { Counter } from '../../src/database/counter.entity.js';
 import { insertUnlessConflict } from '../../src/database/insert-unless-conflict.js';
 import { insertWithDependents, rowInsert } from '../../src/database/insert-with-dependents.js';
+import { READ_BATCHES_IN_FLIGHT } from '../../src/database/read-batches.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors } from '../support/responses.js';
@@ -295,6 +296,65 @@ describe('database, migrations and health', () => {
       expect(await stored('wr')).toEqual([
         [1, 1],
         [3, 3],
+      ]);
+    });
+  });
+
+  describe('reads by key (batchedReads)', () => {
+    const turn = () => new Promise<void>((next) => setImmediate(next));
+    async function turnsUntil(condition: () => boolean) {
+      for (let i = 0; i < 100 && !condition(); i++) await turn();
+      expect(condition()).toBe(true);
+    }
+
+    it("sends a turn's reads as one batch; past the bound, gathers waiting reads into the next", async () => {
+      const batches: number[][] = [];
+      const answers: { open: () => void; fail: (error: Error) => void }[] = [];
+      const load = db.batchedReads(async (keys: readonly number[]) => {
+        batches.push([...keys]);
+        await new Promise<void>((open, fail) => answers.push({ open, fail }));
+        const rows = await db.select(db.sql('SELECT :n AS n', { n: keys.length }));
+        expect(Number(rows[0].n)).toBe(keys.length);
+        return keys.map((key) => key * 10);
+      }, 3);
+      // Settled as they are issued, so that the failing batch's reads are handled at once.
+      const read = (key: number) =>
+        load(key).then(
+          (value) => value,
+          (error: Error) => error.message,
+        );
+
+      const reads: Promise<number | string>[] = [read(1), read(2), read(3), read(4)]; // one turn, max 3
+      await turnsUntil(() => batches.length === 2);
+      for (let k = 3; k <= READ_BATCHES_IN_FLIGHT; k++) {
+        reads.push(read(10 * k));
+        await turnsUntil(() => batches.length === k);
+      }
+      // The bound is out: reads of later turns wait, gathered into one batch.
+      reads.push(read(101), read(102));
+      await turn();
+      await turn();
+      reads.push(read(103));
+      await turn();
+      await turn();
+      expect(batches).toHaveLength(READ_BATCHES_IN_FLIGHT);
+
+      // A batch that fails fails its own reads and frees its place for the waiting one.
+      answers[0].fail(new Error('first batch failed'));
+      await turnsUntil(() => batches.length === READ_BATCHES_IN_FLIGHT + 1);
+      expect(batches[0]).toEqual([1, 2, 3]);
+      expect(batches[1]).toEqual([4]);
+      expect(batches.at(-1)).toEqual([101, 102, 103]);
+      answers.slice(1).forEach((answer) => answer.open());
+      await turnsUntil(() => answers.length === READ_BATCHES_IN_FLIGHT + 1);
+      answers.at(-1)!.open();
+      expect(await Promise.all(reads)).toEqual([
+        ...Array(3).fill('first batch failed'),
+        40,
+        ...Array.from({ length: READ_BATCHES_IN_FLIGHT - 2 }, (_, i) => 100 * (i + 3)),
+        1010,
+        1020,
+        1030,
       ]);
     });
   });
