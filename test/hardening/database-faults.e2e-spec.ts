@@ -1,7 +1,10 @@
+import { ConfigService } from '@nestjs/config';
 import request from 'supertest';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { createCustomer } from '../factories/customer.factory.js';
+import { Database } from '../../src/database/database.js';
+import { READ_BATCHES_IN_FLIGHT } from '../../src/database/read-batches.js';
 import { usingPostgres } from '../support/database.js';
 import { errors } from '../support/responses.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -129,6 +132,53 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
           body: errors.databaseUnavailable,
         });
       }
+    } finally {
+      proxy.unstall();
+    }
+    await eventually(
+      async () => (await request(t.http).get(company).set('authorization', auth)).status === 200,
+      10000,
+    );
+  });
+  it('answers 503 within 5 s to reads queued behind stalled ones (the bound on read batches out)', async () => {
+    const auth = await authHeader(t, ['customers:read']);
+    const customer = await createCustomer(t, { name: 'Queued', type: 'plc' });
+    const company = `/v2/customers/${customer.id}/company`;
+    await request(t.http).get(company).set('authorization', auth).expect(200);
+    const db = t.app.get(Database);
+    const busy = () => db.connections().total - db.connections().idle;
+    // Open the whole pool, so that each batch below, and the one that waits, finds a connection
+    // ready and waits out the statement timeout (a new one would fail sooner, at the connect
+    // timeout, and hide a wait behind the batches out).
+    const poolSize = t.app.get(ConfigService).get<number>('DATABASE_POOL_SIZE')!;
+    await Promise.all(
+      Array.from({ length: poolSize }, () => db.select(db.sql('SELECT pg_sleep(0.05)'))),
+    );
+    expect(db.connections().total).toBe(poolSize);
+
+    proxy.stall();
+    try {
+      const started = Date.now();
+      const reads: Promise<{ status: number; body: unknown }>[] = [];
+      // One read per batch until the bound is out (each batch holds a connection: the next read
+      // is sent once the pool has one more in use), then one more, which waits for a place.
+      for (let k = 1; k <= READ_BATCHES_IN_FLIGHT + 1; k++) {
+        const before = busy();
+        reads.push(
+          request(t.http)
+            .get(company)
+            .set('authorization', auth)
+            .then((res) => ({ status: res.status, body: res.body as unknown })),
+        );
+        if (k <= READ_BATCHES_IN_FLIGHT) await eventually(async () => busy() > before, 2000);
+      }
+      const answers = await Promise.all(reads);
+      // The contract's bound, not a measure of speed: the last read must not wait out the
+      // statement timeout of the ones before it and then its own.
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(answers).toEqual(
+        Array(READ_BATCHES_IN_FLIGHT + 1).fill({ status: 503, body: errors.databaseUnavailable }),
+      );
     } finally {
       proxy.unstall();
     }
