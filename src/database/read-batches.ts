@@ -78,8 +78,8 @@ export class ReadBatches {
 
   /**
    * (Re)starts the wait: READ_WAIT_MS from now, unless a batch answers first. One timer, re-armed
-   * rather than replaced: at full speed reads start waiting for most batches. When it fires with
-   * nothing waiting, it does nothing.
+   * rather than replaced, since under load reads start waiting many times a second (a new timer
+   * each time measured slower, BENCHMARKS.md). When it fires with nothing waiting, it does nothing.
    */
   private watch(): void {
     if (this.overdue) this.overdue.refresh();
