@@ -7,3 +7,39 @@ export const OAUTH_ROUTE = /^\/oauth\//;
 
 /** Headers of every answer of those routes, errors included (RFC 6749 §5.1). */
 export const OAUTH_NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+
+/** An error answer before it is sent. */
+export interface ErrorAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** Statuses the OAuth endpoints keep: size limits (the request must shrink, not change). */
+const KEPT_STATUSES = [413, 414, 431];
+
+/**
+ * An error answer of the contract's `{message}` shape as the OAuth endpoints send it: RFC 6749
+ * §5.2's `{error, error_description}`. A refusal of the request is 400 `invalid_request` (a body
+ * neither JSON nor a form, a missing Host) unless its status is a size limit (413 a body over
+ * 1 MiB, 414, 431: docs/contract.md §2's statuses hold here too); 404, 429 and 503 keep the
+ * contract's body, and any other failure is `server_error`.
+ */
+export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
+  const { status } = answer;
+  if (status === 429 || status >= 500) {
+    return status >= 500 && status !== 503
+      ? { ...answer, body: { error: 'server_error', error_description: 'Internal server error.' } }
+      : answer;
+  }
+  if (status === 404) return answer;
+  const description =
+    status === 415
+      ? 'The request body must be JSON or application/x-www-form-urlencoded.'
+      : String(answer.body.message);
+  return {
+    status: KEPT_STATUSES.includes(status) ? status : 400,
+    headers: answer.headers,
+    body: { error: 'invalid_request', error_description: description },
+  };
+}

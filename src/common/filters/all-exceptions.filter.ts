@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException, ValidationFailedException } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
-import { OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
+import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
 import { RESOURCE_FIRST } from '../resource-first.js';
 
@@ -21,12 +21,6 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   500: 'Internal server error.',
   503: 'The service is temporarily unavailable.',
 };
-
-interface Rendered {
-  status: number;
-  body: Record<string, unknown>;
-  headers: Record<string, string>;
-}
 
 /** Statuses of a body Fastify refused before the route ran (parsing, size, content type). */
 const BODY_REFUSALS = [400, 413, 415];
@@ -76,7 +70,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     exception: unknown,
     reply: FastifyReply,
     request: FastifyRequest,
-    rendered: Rendered,
+    rendered: ErrorAnswer,
   ) {
     if (OAUTH_ROUTE.test(request.url)) {
       if (!(exception instanceof ApiException)) rendered = asOAuthError(rendered);
@@ -89,7 +83,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     reply.headers(rendered.headers).code(rendered.status).send(rendered.body);
   }
 
-  private render(exception: unknown, request: FastifyRequest): Rendered {
+  private render(exception: unknown, request: FastifyRequest): ErrorAnswer {
     if (exception instanceof ApiException) {
       return { status: exception.status, body: exception.body(), headers: exception.headers };
     }
@@ -128,31 +122,7 @@ function fromFileServer403(exception: HttpException): boolean {
   return exception.getStatus() === 403 && typeof cause?.statusCode === 'number';
 }
 
-function plain(status: number, headers: Record<string, string> = {}): Rendered {
+function plain(status: number, headers: Record<string, string> = {}): ErrorAnswer {
   const message = DEFAULT_MESSAGES[status] ?? (status >= 500 ? DEFAULT_MESSAGES[500] : 'Error.');
   return { status, body: { message }, headers };
-}
-
-function asOAuthError(rendered: Rendered): Rendered {
-  const { status } = rendered;
-  if (status === 429 || status >= 500) {
-    return status >= 500 && status !== 503
-      ? {
-          ...rendered,
-          body: { error: 'server_error', error_description: 'Internal server error.' },
-        }
-      : rendered;
-  }
-  if (status === 404) return rendered;
-  const description =
-    status === 415
-      ? 'The request body must be JSON or application/x-www-form-urlencoded.'
-      : String(rendered.body.message);
-  return {
-    // docs/contract.md §2's statuses hold here too (413 a body over 1 MiB); only a body that is
-    // neither JSON nor a form, and the HTTP layer's other refusals, are 400 invalid_request.
-    status: status === 413 ? 413 : 400,
-    headers: rendered.headers,
-    body: { error: 'invalid_request', error_description: description },
-  };
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { logHttpLayerAnswer } from '../../logging/request-log.js';
-import { OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
+import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 
 /**
  * Errors the HTTP layer answers before any route, guard or Nest filter runs (CONTRACT §2): a
@@ -48,11 +48,14 @@ export function headStatus(raw: FastifyRequest['raw']): 400 | 414 | 431 | undefi
  * the caller's hook stops there.
  */
 export function refuseHead(reply: FastifyReply, status: 400 | 414 | 431) {
-  void reply.code(status).header('connection', 'close');
-  if (!OAUTH_ROUTE.test(reply.request.url)) return void reply.send({ message: MESSAGES[status] });
+  let answer: ErrorAnswer = { status, body: { message: MESSAGES[status] }, headers: {} };
+  if (OAUTH_ROUTE.test(reply.request.url)) {
+    answer = asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
+  }
   void reply
-    .headers(OAUTH_NO_STORE)
-    .send({ error: 'invalid_request', error_description: MESSAGES[status] });
+    .code(answer.status)
+    .headers({ ...answer.headers, connection: 'close' })
+    .send(answer.body);
 }
 
 /**
