@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, type Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { AttemptCompletedPayload } from '../../src/learning/dto/attempt-completed.payload.js';
 import {
@@ -38,36 +38,32 @@ class ConflictingEventModule {}
 
 describe('webhook event registry', () => {
   let database: TestDatabase;
-  let moduleRef: TestingModule | undefined;
-  let bothKindsRef: TestingModule | undefined;
+  const started: TestingModule[] = [];
   beforeAll(async () => {
     database = await createTestDatabase();
     process.env.DATABASE_URL = database.url;
   });
   afterAll(async () => {
-    await moduleRef?.close();
-    await bothKindsRef?.close();
+    for (const moduleRef of started) await moduleRef.close();
     await database.drop();
   });
 
-  it('refuses to start with two handlers for one event name, naming both', async () => {
+  /** Starts the application with `extra` beside it. */
+  async function startWith(extra: Type): Promise<void> {
     const { AppModule } = await import('../../src/app.module.js');
-    moduleRef = await Test.createTestingModule({
-      imports: [AppModule, ConflictingEventModule],
-    }).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule, extra] }).compile();
+    started.push(moduleRef);
+    await moduleRef.init();
+  }
 
-    await expect(moduleRef.init()).rejects.toThrow(
+  it('refuses to start with two handlers for one event name, naming both', async () => {
+    await expect(startWith(ConflictingEventModule)).rejects.toThrow(
       'Two handlers for the webhook event "learning.attempt.completed": AttemptCompletedHandler and AnotherAttemptCompletedHandler.',
     );
   });
 
   it('refuses to start with a handler that has both handle() and rows()', async () => {
-    const { AppModule } = await import('../../src/app.module.js');
-    bothKindsRef = await Test.createTestingModule({
-      imports: [AppModule, BothKindsModule],
-    }).compile();
-
-    await expect(bothKindsRef.init()).rejects.toThrow(
+    await expect(startWith(BothKindsModule)).rejects.toThrow(
       'Webhook handler BothKindsHandler must be a singleton provider with either a handle(payload, context) or a rows(payload, event) method.',
     );
   });
