@@ -34,7 +34,7 @@ interface Call {
   dependents: RowInsert[];
 }
 
-/** A dependent table: its columns, and their types for the casts of VALUES. */
+/** A dependent table: its columns, and their types for the casts of VALUES (castType()). */
 interface Dependent {
   table: string;
   columns: Columns;
@@ -127,7 +127,7 @@ function shapeOf(
       table: metadata.tableName,
       columns,
       key,
-      keyType: dataSource.driver.normalizeType(primary),
+      keyType: castType(dataSource, primary),
     },
     computed,
     dependents: new Map(),
@@ -244,9 +244,26 @@ function dependentOf(shape: Shape, entity: EntityTarget<ObjectLiteral>): Depende
     dependent = {
       table: dataSource.getMetadata(entity).tableName,
       columns,
-      types: columns.map((column) => dataSource.driver.normalizeType(column)),
+      types: columns.map((column) => castType(dataSource, column)),
     };
     shape.dependents.set(entity, dependent);
   }
   return dependent;
+}
+
+/**
+ * A column's type as PostgreSQL names it, for the casts of a dependent's VALUES (whose parameters
+ * would otherwise be text). The driver's normalizeType() gives only the kind for an enum and the
+ * element type for an array: an enum is named as TypeORM names its type when it creates the
+ * column, and an array takes `[]`.
+ */
+function castType(dataSource: DataSource, column: Columns[number]): string {
+  const { driver } = dataSource;
+  let type = driver.normalizeType(column);
+  if (type === 'enum') {
+    const { schema, tableName } = column.entityMetadata;
+    const name = column.enumName ?? `${tableName}_${column.databaseName.toLowerCase()}_enum`;
+    type = schema ? `${driver.escape(schema)}.${driver.escape(name)}` : driver.escape(name);
+  }
+  return column.isArray ? `${type}[]` : type;
 }

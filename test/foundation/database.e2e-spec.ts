@@ -1,6 +1,6 @@
 import Sqlite from 'better-sqlite3';
 import request from 'supertest';
-import type { EntityManager } from 'typeorm';
+import { Column, DataSource, Entity, type EntityManager, PrimaryColumn } from 'typeorm';
 import { Database } from '../../src/database/database.js';
 import { Counter } from '../../src/database/counter.entity.js';
 import { insertUnlessConflict } from '../../src/database/insert-unless-conflict.js';
@@ -8,7 +8,35 @@ import { insertWithDependents, rowInsert } from '../../src/database/insert-with-
 import { READ_BATCHES_IN_FLIGHT, ReadBatches } from '../../src/database/read-batches.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { startTestApp, TestApp } from '../support/app.js';
+import { createTestDatabase, usingPostgres } from '../support/database.js';
 import { errors } from '../support/responses.js';
+
+enum Mood {
+  Calm = 'calm',
+  Busy = 'busy',
+}
+
+/** A first row and a dependent whose columns PostgreSQL types beyond the driver's type names. */
+@Entity({ name: 'cast_firsts' })
+class CastFirst {
+  @PrimaryColumn({ type: 'varchar' })
+  name: string;
+}
+
+@Entity({ name: 'cast_dependents' })
+class CastDependent {
+  @PrimaryColumn({ name: 'first_name', type: 'varchar' })
+  firstName: string;
+
+  @Column({ type: 'enum', enum: Mood })
+  mood: Mood;
+
+  @Column({ type: 'enum', enum: Mood, enumName: 'cast_moods', array: true })
+  moods: Mood[];
+
+  @Column({ type: 'integer', array: true })
+  counts: number[];
+}
 
 describe('database, migrations and health', () => {
   let t: TestApp;
@@ -298,6 +326,48 @@ describe('database, migrations and health', () => {
         [3, 3],
       ]);
     });
+
+    // The dependents' VALUES carry casts; the driver names an enum "enum" and an array by its
+    // element type, neither of which PostgreSQL knows as a column's type.
+    (usingPostgres() ? it : it.skip)(
+      "casts a dependent's enum and array values to its columns' own types",
+      async () => {
+        const database = await createTestDatabase();
+        const dataSource = new DataSource({
+          type: 'postgres',
+          url: database.url,
+          entities: [CastFirst, CastDependent],
+        });
+        await dataSource.initialize();
+        try {
+          // The tables as TypeORM creates them (what migration:generate writes).
+          await dataSource.synchronize();
+          const castDb = await Database.open(dataSource, { lockTimeoutMs: 1000 });
+          const call = (name: string, mood: Mood, moods: Mood[], counts: number[]) =>
+            insertWithDependents(castDb, rowInsert(CastFirst, { name }), [
+              rowInsert(CastDependent, { firstName: name, mood, moods, counts }),
+            ]);
+          // Two calls of one turn share a statement; a call alone has a text of its own.
+          const together = await Promise.all([
+            call('a', Mood.Calm, [Mood.Busy, Mood.Calm], [1, 2]),
+            call('b', Mood.Busy, [], [3]),
+          ]);
+          expect(together).toEqual([true, true]);
+          expect(await call('c', Mood.Busy, [Mood.Busy], [])).toBe(true);
+          const rows: unknown = await dataSource.query(
+            'SELECT first_name, mood::text, moods::text, counts::text FROM cast_dependents ORDER BY first_name',
+          );
+          expect(rows).toEqual([
+            { first_name: 'a', mood: 'calm', moods: '{busy,calm}', counts: '{1,2}' },
+            { first_name: 'b', mood: 'busy', moods: '{}', counts: '{3}' },
+            { first_name: 'c', mood: 'busy', moods: '{busy}', counts: '{}' },
+          ]);
+        } finally {
+          await dataSource.destroy();
+          await database.drop();
+        }
+      },
+    );
   });
 
   describe('reads by key (batchedReads)', () => {
