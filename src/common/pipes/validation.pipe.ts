@@ -21,6 +21,10 @@ import {
   unstorableTextErrors,
   splitUnknownFields,
 } from './dto-fields.js';
+import { cacheRuleLookups } from './rule-lookups.js';
+
+// Every validation of the service goes through this module's options or its isFlatDto().
+cacheRuleLookups();
 
 /** Turns class-validator's error tree into docs/contract.md §2's map of dotted paths to messages. */
 export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErrors {
