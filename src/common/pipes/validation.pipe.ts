@@ -23,7 +23,8 @@ import {
 } from './dto-fields.js';
 import { cacheRuleLookups } from './rule-lookups.js';
 
-// Every validation of the service goes through this module's options or its isFlatDto().
+// Installed where the service's validation is set up; it serves every class-validator call of the
+// process (the global pipe, validateFlat(), webhook payloads).
 cacheRuleLookups();
 
 /** Turns class-validator's error tree into docs/contract.md §2's map of dotted paths to messages. */
