@@ -12,7 +12,7 @@ const cached = new WeakSet<Storage>();
  * property. Those answers change only when a rule is added (when a decorated class is declared),
  * so they are kept here until then. The lookups were about a quarter of a PUT body's validation,
  * and 2–3 % of a PUT's and 2 % of a webhook delivery's CPU (BENCHMARKS.md, fourteenth session).
- * Lookups by validation group are left as they were: the service uses none.
+ * Lookups by schema name or validation group are left as they were: the service uses neither.
  *
  * The kept arrays are handed out again: class-validator only reads them (it filters into new
  * arrays), and so must any other caller.
@@ -23,17 +23,16 @@ export function cacheRuleLookups(storage: Storage = getMetadataStorage()): void 
   const find = storage.getTargetValidationMetadatas.bind(storage);
   const group = storage.groupByPropertyName.bind(storage);
   const add = storage.addValidationMetadata.bind(storage);
-  let found = new Map<unknown, Map<string, ValidationMetadata[]>>();
+  /** Per class, the rules for each combination of the two flags (see slot below). */
+  let found = new Map<unknown, ValidationMetadata[][]>();
   let grouped = new WeakMap<ValidationMetadata[], Grouped>();
 
   storage.getTargetValidationMetadatas = (target, schema, always, strictGroups, groups) => {
-    if (groups?.length) return find(target, schema, always, strictGroups, groups);
-    const options = `${schema}\0${always}\0${strictGroups}`;
-    let byOptions = found.get(target);
-    if (!byOptions) found.set(target, (byOptions = new Map()));
-    let rules = byOptions.get(options);
-    if (!rules) byOptions.set(options, (rules = find(target, schema, always, strictGroups)));
-    return rules;
+    if (schema || groups?.length) return find(target, schema, always, strictGroups, groups);
+    const slot = (always ? 2 : 0) + (strictGroups ? 1 : 0);
+    let bySlot = found.get(target);
+    if (!bySlot) found.set(target, (bySlot = []));
+    return (bySlot[slot] ??= find(target, schema, always, strictGroups));
   };
   storage.groupByPropertyName = (rules) => {
     let byProperty = grouped.get(rules);
