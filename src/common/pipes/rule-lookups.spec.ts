@@ -28,21 +28,18 @@ const described = (storage: MetadataStorage, target: Target) =>
 const ownRules = (target: Target) =>
   lookup(getMetadataStorage(), target).filter((rule) => rule.target === target);
 
-/** A storage of its own with the lookups cached, so that the global one stays as it is. */
-function cachedStorage(...targets: Target[]) {
+/** A storage of its own holding `targets`' rules, so that the global one stays as it is. */
+function storageOf(targets: Target[], { cached = true } = {}) {
   const storage = new MetadataStorage();
-  cacheRuleLookups(storage);
+  if (cached) cacheRuleLookups(storage);
   for (const target of targets) ownRules(target).forEach((r) => storage.addValidationMetadata(r));
   return storage;
 }
 
 describe('cacheRuleLookups', () => {
   it("answers what class-validator's own lookup answers, and the same arrays again", () => {
-    const plain = new MetadataStorage();
-    for (const target of [Parent, Child]) {
-      ownRules(target).forEach((rule) => plain.addValidationMetadata(rule));
-    }
-    const storage = cachedStorage(Parent, Child);
+    const plain = storageOf([Parent, Child], { cached: false });
+    const storage = storageOf([Parent, Child]);
     expect(described(storage, Child)).toEqual(['count:isInt', 'name:isString']);
     expect(described(storage, Parent)).toEqual(['name:isString']);
     for (const target of [Parent, Child]) {
@@ -56,7 +53,7 @@ describe('cacheRuleLookups', () => {
   });
 
   it('finds a rule added after a lookup, on the class and on its subclasses', () => {
-    const storage = cachedStorage(Parent);
+    const storage = storageOf([Parent]);
     expect(described(storage, Child)).toEqual(['name:isString']);
     ownRules(Child).forEach((rule) => storage.addValidationMetadata(rule));
     expect(described(storage, Child)).toEqual(['count:isInt', 'name:isString']);
