@@ -8,6 +8,7 @@ import type {
   ObjectLiteral,
   QueryRunner,
 } from 'typeorm';
+import { FlightBound } from './flight-bound.js';
 import { ReadBatches } from './read-batches.js';
 import { SqliteConnections } from './sqlite-connections.js';
 import {
@@ -27,6 +28,13 @@ export interface DatabaseOptions {
 
 /** The most works one shared commit of groupedTransaction() carries. */
 const MAX_GROUP_SIZE = 64;
+
+/**
+ * PostgreSQL: the most statements of batchedWrites() out at once, across every batcher of one
+ * Database. One: while a statement of webhook deliveries is out, the next turns' deliveries
+ * gather into one larger statement (BENCHMARKS.md, fifteenth session).
+ */
+export const WRITE_BATCHES_IN_FLIGHT = 1;
 
 type ManagerWork = (manager: EntityManager) => Promise<unknown>;
 /** A work of groupedTransaction(), and whether it may run beside the others (see there). */
@@ -54,6 +62,7 @@ export class Database implements OnModuleDestroy {
   private readonly groups: TurnBatcher<ManagerWork, unknown>;
   private readonly postgresGroups: TurnBatcher<GroupedWork, unknown>;
   private readonly readBatches = new ReadBatches();
+  private readonly writeBound = new FlightBound(WRITE_BATCHES_IN_FLIGHT);
 
   private constructor(
     readonly dataSource: DataSource,
@@ -161,6 +170,21 @@ export class Database implements OnModuleDestroy {
     maxBatchSize: number,
   ): (key: K) => Promise<V> {
     return this.readBatches.loader(load, maxBatchSize);
+  }
+
+  /**
+   * Writes of concurrent requests as batches: the items of a turn of the event loop go to `run`
+   * together (TurnBatcher, at most `maxSize` a batch), which answers one outcome per item. On
+   * PostgreSQL at most WRITE_BATCHES_IN_FLIGHT batches are out at once; the items of later turns
+   * wait and gather into the next (FlightBound, which lets them go anyway when the database has
+   * stalled). SQLite answers a batch before the next turn: no bound.
+   */
+  batchedWrites<I, T>(
+    run: (items: I[]) => Promise<Outcome<T>[]>,
+    maxSize: number,
+  ): (item: I) => Promise<T> {
+    const batcher = new TurnBatcher(maxSize, run, this.sqlite ? undefined : this.writeBound);
+    return (item) => batcher.submit(item);
   }
 
   /** Several reads that must see one snapshot (a total and the page it describes). */

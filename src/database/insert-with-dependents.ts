@@ -7,7 +7,7 @@ import {
   insertValues,
 } from './insert-unless-conflict.js';
 import { preparedName } from './statement.js';
-import { type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
+import { type Outcome, outcomeOf } from './turn-batch.js';
 
 /** One row to insert unless it collides with a stored one (`ON CONFLICT DO NOTHING`). */
 export interface RowInsert<T extends ObjectLiteral = ObjectLiteral> {
@@ -57,15 +57,16 @@ const MAX_CALLS = 64;
 /** Per database, per first row's entity and computed column: the calls of this turn. */
 const batchers = new WeakMap<
   Database,
-  Map<EntityTarget<ObjectLiteral>, Map<string, TurnBatcher<Call, boolean>>>
+  Map<EntityTarget<ObjectLiteral>, Map<string, (call: Call) => Promise<boolean>>>
 >();
 
 /**
  * Inserts `first` unless it collides with a stored row and, only if it went in, each of
  * `dependents` unless it collides: all of it or nothing. Resolves to whether `first` went in.
  *
- * PostgreSQL: the calls of one turn of the event loop into the same first table share one
- * statement of data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN
+ * PostgreSQL: the calls of one turn of the event loop (or, while the Database's write
+ * statement is out, of the turns until it answers: Database.batchedWrites) into the same first
+ * table share one statement of data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN
  * f`), which commits on its own: one round trip and one commit for the group, no BEGIN or COMMIT,
  * where a transaction took four round trips (BENCHMARKS.md, twelfth session). If the statement
  * fails, each call runs again alone, so only the call whose row the database refuses fails. The
@@ -101,10 +102,10 @@ export async function insertWithDependents(
   let batcher = byComputed.get(computedKey);
   if (!batcher) {
     const shape = shapeOf(db.dataSource, first.entity, computed);
-    batcher = new TurnBatcher(MAX_CALLS, (calls) => insertTogether(db, shape, calls));
+    batcher = db.batchedWrites((calls: Call[]) => insertTogether(db, shape, calls), MAX_CALLS);
     byComputed.set(computedKey, batcher);
   }
-  return batcher.submit({ first, dependents });
+  return batcher({ first, dependents });
 }
 
 function shapeOf(

@@ -1,3 +1,5 @@
+import type { FlightBound } from './flight-bound.js';
+
 /** What one item of a batch came to: its value, or its own error. */
 export type Outcome<T> = { value: T } | { error: unknown };
 
@@ -18,7 +20,11 @@ interface Pending<I, T> {
  * Batching by turn of the event loop: items submitted in the same turn (concurrent requests) go
  * to `run` together, once, after that turn (up to `maxSize` a batch). Each caller gets its own
  * item's outcome; if `run` throws, every caller of the batch gets that error. Used for shared
- * commits (Database.execute() on SQLite, groupedTransaction() on both databases).
+ * commits (Database.execute() on SQLite, groupedTransaction() on both databases) and for
+ * Database.batchedWrites().
+ *
+ * With a `bound`, a batch that finds it full waits for a place, and items submitted meanwhile
+ * join it (up to `maxSize`): fewer, larger batches while the database is busy.
  */
 export class TurnBatcher<I, T> {
   private pending?: Pending<I, T>;
@@ -26,6 +32,7 @@ export class TurnBatcher<I, T> {
   constructor(
     private readonly maxSize: number,
     private readonly run: (items: I[]) => Promise<Outcome<T>[]>,
+    private readonly bound?: FlightBound,
   ) {}
 
   submit(item: I): Promise<T> {
@@ -34,9 +41,10 @@ export class TurnBatcher<I, T> {
       if (!batch || batch.items.length >= this.maxSize) {
         const started: Pending<I, T> = (batch = { items: [], answers: [] });
         this.pending = started;
-        setImmediate(() => {
+        const send = () => {
           if (this.pending === started) this.pending = undefined;
-          this.run(started.items).then(
+          const run = () => this.run(started.items);
+          (this.bound ? this.bound.out(run) : run()).then(
             (outcomes) =>
               outcomes.forEach((outcome, i) => {
                 if ('error' in outcome) started.answers[i].reject(outcome.error);
@@ -44,7 +52,8 @@ export class TurnBatcher<I, T> {
               }),
             (error: unknown) => started.answers.forEach((answer) => answer.reject(error)),
           );
-        });
+        };
+        setImmediate(() => (this.bound ? this.bound.whenFree(send) : send()));
       }
       batch.items.push(item);
       batch.answers.push({ resolve, reject });

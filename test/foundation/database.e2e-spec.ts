@@ -1,11 +1,13 @@
 import Sqlite from 'better-sqlite3';
 import request from 'supertest';
 import { Column, DataSource, Entity, type EntityManager, PrimaryColumn } from 'typeorm';
-import { Database } from '../../src/database/database.js';
+import { Database, WRITE_BATCHES_IN_FLIGHT } from '../../src/database/database.js';
 import { Counter } from '../../src/database/counter.entity.js';
 import { insertUnlessConflict } from '../../src/database/insert-unless-conflict.js';
 import { insertWithDependents, rowInsert } from '../../src/database/insert-with-dependents.js';
+import { FLIGHT_WAIT_MS, FlightBound } from '../../src/database/flight-bound.js';
 import { READ_BATCHES_IN_FLIGHT, ReadBatches } from '../../src/database/read-batches.js';
+import { type Outcome, TurnBatcher } from '../../src/database/turn-batch.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { createTestDatabase, usingPostgres } from '../support/database.js';
@@ -457,6 +459,94 @@ describe('database, migrations and health', () => {
       expect(batches.at(-1)).toEqual([101]);
       answers.forEach((answer) => answer.open());
       expect(await Promise.all(reads)).toEqual([10, 20, 30, 40, ...heldAnswers, 1010]);
+    });
+  });
+
+  describe('writes by batch (batchedWrites)', () => {
+    const turn = () => new Promise<void>((next) => setImmediate(next));
+    async function turnsUntil(condition: () => boolean) {
+      for (let i = 0; i < 100 && !condition(); i++) await turn();
+      expect(condition()).toBe(true);
+    }
+
+    type Batcher = (
+      run: (items: number[]) => Promise<Outcome<number>[]>,
+    ) => (item: number) => Promise<number>;
+    /** Batches of real statements that answer (or fail) when the test says. */
+    function heldWrites(batcher: Batcher) {
+      const batches: number[][] = [];
+      const answers: { open: () => void; fail: (error: Error) => void }[] = [];
+      const write = batcher(async (items) => {
+        batches.push([...items]);
+        await new Promise<void>((open, fail) => answers.push({ open, fail }));
+        const { rows } = await db.execute(db.sql('SELECT :n AS n', { n: items.length }));
+        expect(Number(rows[0].n)).toBe(items.length);
+        return items.map((item) => ({ value: item * 10 }));
+      });
+      // Settled as they are issued, so that a failing batch's writes are handled at once.
+      const submit = (item: number) =>
+        write(item).then(
+          (value) => value,
+          (error: Error) => error.message,
+        );
+      return { batches, answers, submit };
+    }
+
+    it("while the bound is out, gathers later turns' writes into the next batch", async () => {
+      // No overdue release within the test: it checks the bound alone.
+      const bound = new FlightBound(WRITE_BATCHES_IN_FLIGHT, 60_000);
+      const { batches, answers, submit } = heldWrites((run) => {
+        const batcher = new TurnBatcher(3, run, bound);
+        return (item) => batcher.submit(item);
+      });
+      const writes = [submit(1), submit(2), submit(3), submit(4)]; // at most 3 a batch
+      await turnsUntil(() => batches.length === 1);
+      // [4] waits for the place; writes of later turns join it, up to 3, then start another.
+      writes.push(submit(5));
+      await turn();
+      await turn();
+      writes.push(submit(6), submit(7));
+      await turn();
+      await turn();
+      expect(batches).toEqual([[1, 2, 3]]);
+      // A batch that fails fails its own writes and frees its place for the oldest waiting one.
+      answers[0].fail(new Error('first batch failed'));
+      await turnsUntil(() => batches.length === 2);
+      expect(batches[1]).toEqual([4, 5, 6]);
+      answers[1].open();
+      await turnsUntil(() => batches.length === 3);
+      expect(batches[2]).toEqual([7]);
+      answers[2].open();
+      expect(await Promise.all(writes)).toEqual([
+        ...Array(3).fill('first batch failed'),
+        40,
+        50,
+        60,
+        70,
+      ]);
+    });
+
+    it("bounds the Database's batches on PostgreSQL only, and lets a waiting one go when the one out does not answer (a stalled database)", async () => {
+      const { batches, answers, submit } = heldWrites((run) => db.batchedWrites(run, 3));
+      const writes = [submit(1)];
+      await turnsUntil(() => batches.length === 1);
+      const waitedFrom = Date.now();
+      writes.push(submit(2));
+      if (db.dialect === 'postgres') {
+        await turn();
+        await turn();
+        expect(batches).toEqual([[1]]);
+      }
+      // SQLite: no bound, the next turn's batch goes at once. PostgreSQL: after FLIGHT_WAIT_MS.
+      for (let waited = 0; batches.length === 1 && waited < 5000; waited += 5) {
+        await new Promise((next) => setTimeout(next, 5));
+      }
+      expect(batches).toEqual([[1], [2]]);
+      if (db.dialect === 'postgres') {
+        expect(Date.now() - waitedFrom).toBeGreaterThanOrEqual(FLIGHT_WAIT_MS - 1);
+      }
+      answers.forEach((answer) => answer.open());
+      expect(await Promise.all(writes)).toEqual([10, 20]);
     });
   });
 
