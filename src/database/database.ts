@@ -8,6 +8,7 @@ import type {
   ObjectLiteral,
   QueryRunner,
 } from 'typeorm';
+import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import { FlightBound } from './flight-bound.js';
 import { ReadBatches } from './read-batches.js';
 import { SqliteConnections } from './sqlite-connections.js';
@@ -379,7 +380,9 @@ export class Database implements OnModuleDestroy {
       });
       return values.map((value) => ({ value }));
     } catch (error) {
-      if (!workFailed) throw error;
+      // The commit failed, or the database does not answer (each work alone would wait out its
+      // timeout again): the group fails as one.
+      if (!workFailed || isDatabaseUnavailable(error)) throw error;
       // Rolled back: each work again on its own, so that only the failing one fails.
       return Promise.all(works.map((each) => outcomeOf(this.dataSource.transaction(each))));
     }

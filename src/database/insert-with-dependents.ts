@@ -1,4 +1,5 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import type { Database } from './database.js';
 import {
   type Columns,
@@ -144,7 +145,8 @@ async function insertTogether(
   try {
     return (await insertStatement(db, shape, calls)).map((value) => ({ value }));
   } catch (error) {
-    if (calls.length === 1) return [{ error }];
+    // A database that does not answer would make each call alone wait out its timeout in turn.
+    if (calls.length === 1 || isDatabaseUnavailable(error)) return calls.map(() => ({ error }));
     // One refused row fails the whole statement: each call again alone, in order, so that only
     // the refused one fails and, of two calls with one key, the first still wins.
     const outcomes: Outcome<boolean>[] = [];

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import { Database } from '../database/database.js';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
 import type { RowInsert } from '../database/insert-with-dependents.js';
@@ -91,8 +92,13 @@ export class WebhookProcessor {
         return this.recordFailure(row, new HandlerFailure(error));
       }
       // The event and its rows in one commit. Anything else (a redelivery, a row the database
-      // refuses, the database gone) goes the general way below, which sorts it out.
-      if (await this.events.insertWithRows(row, rows).catch(() => false)) return row;
+      // refuses) goes the general way below, which sorts it out; a database that does not answer
+      // is a 503 now, not after the general way has waited out its timeout again.
+      const stored = await this.events.insertWithRows(row, rows).catch((error: unknown) => {
+        if (isDatabaseUnavailable(error)) throw error;
+        return false;
+      });
+      if (stored) return row;
     }
     try {
       // Concurrent deliveries share one commit; if another delivery's handler throws, this one

@@ -3,7 +3,8 @@ import request from 'supertest';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { createCustomer } from '../factories/customer.factory.js';
-import { Database } from '../../src/database/database.js';
+import { attemptCompleted } from '../factories/webhook.factory.js';
+import { Database, WRITE_BATCHES_IN_FLIGHT } from '../../src/database/database.js';
 import { READ_BATCHES_IN_FLIGHT } from '../../src/database/read-batches.js';
 import { usingPostgres } from '../support/database.js';
 import { errors } from '../support/responses.js';
@@ -39,6 +40,19 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
     await t.close();
     await proxy.cut();
   });
+
+  /**
+   * Opens the whole pool, so that each statement sent while the database stalls finds a connection
+   * ready and waits out the statement timeout (a new one would fail sooner, at the connect
+   * timeout, and hide a wait behind the statements out).
+   */
+  async function openWholePool(db: Database) {
+    const poolSize = t.app.get(ConfigService).get<number>('DATABASE_POOL_SIZE')!;
+    await Promise.all(
+      Array.from({ length: poolSize }, () => db.select(db.sql('SELECT pg_sleep(0.05)'))),
+    );
+    expect(db.connections().total).toBe(poolSize);
+  }
 
   it('answers 503 in bounded time while the database is gone, and recovers without a restart', async () => {
     const auth = await authHeader(t, ['customers:read', 'customers:write']);
@@ -147,14 +161,7 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
     await request(t.http).get(company).set('authorization', auth).expect(200);
     const db = t.app.get(Database);
     const busy = () => db.connections().total - db.connections().idle;
-    // Open the whole pool, so that each batch below, and the one that waits, finds a connection
-    // ready and waits out the statement timeout (a new one would fail sooner, at the connect
-    // timeout, and hide a wait behind the batches out).
-    const poolSize = t.app.get(ConfigService).get<number>('DATABASE_POOL_SIZE')!;
-    await Promise.all(
-      Array.from({ length: poolSize }, () => db.select(db.sql('SELECT pg_sleep(0.05)'))),
-    );
-    expect(db.connections().total).toBe(poolSize);
+    await openWholePool(db);
 
     proxy.stall();
     try {
@@ -184,6 +191,58 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
     }
     await eventually(
       async () => (await request(t.http).get(company).set('authorization', auth)).status === 200,
+      10000,
+    );
+  });
+
+  it('answers 503 within 5 s to webhook deliveries, also those queued behind a stalled delivery statement', async () => {
+    const auth = await authHeader(t, ['webhooks:write']);
+    await request(t.http)
+      .post('/v2/webhooks')
+      .set('authorization', auth)
+      .send(attemptCompleted())
+      .expect(200);
+    const db = t.app.get(Database);
+    const busy = () => db.connections().total - db.connections().idle;
+    await openWholePool(db);
+
+    proxy.stall();
+    try {
+      const started = Date.now();
+      const deliver = () =>
+        request(t.http)
+          .post('/v2/webhooks')
+          .set('authorization', auth)
+          .send(attemptCompleted())
+          .then((res) => ({ status: res.status, body: res.body as unknown }));
+      const deliveries: Promise<{ status: number; body: unknown }>[] = [];
+      // One delivery per statement until the bound is out, then two more, which wait for a place
+      // and go as one statement.
+      for (let k = 1; k <= WRITE_BATCHES_IN_FLIGHT; k++) {
+        const before = busy();
+        deliveries.push(deliver());
+        await eventually(async () => busy() > before, 2000);
+      }
+      deliveries.push(deliver(), deliver());
+      const answers = await Promise.all(deliveries);
+      // The contract's bound, not a measure of speed: a delivery must not wait out one statement
+      // timeout and then another (its own after the one before it, each call of a statement
+      // alone after the statement, or the general path's after the one-statement path's).
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(answers).toEqual(
+        Array(WRITE_BATCHES_IN_FLIGHT + 2).fill({ status: 503, body: errors.databaseUnavailable }),
+      );
+    } finally {
+      proxy.unstall();
+    }
+    await eventually(
+      async () =>
+        (
+          await request(t.http)
+            .post('/v2/webhooks')
+            .set('authorization', auth)
+            .send(attemptCompleted())
+        ).status === 200,
       10000,
     );
   });
