@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../database/database.js';
 import type { Row, Statement } from '../database/statement.js';
-import { type Outcome, outcomeOf, TurnBatcher } from '../database/turn-batch.js';
+import { eachAlone, type Outcome, outcomeOf } from '../database/turn-batch.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
 import { countByBlocks, type PageReader, pageReader, wholeTable } from '../pagination/positions.js';
@@ -62,14 +62,12 @@ export class CustomersRepository {
   private readonly byId: (id: number) => Promise<Row | null>;
 
   /**
-   * PostgreSQL: updates that arrive in the same turn of the event loop go as one statement, one
-   * round trip and one commit, instead of one each (BENCHMARKS.md). SQLite already shares one
-   * commit between the statements of a turn (Database.execute()).
+   * PostgreSQL: updates that arrive in the same turn of the event loop (or while the batch
+   * before is out) go as one statement, one round trip and one commit, instead of one each
+   * (Database.batchedWrites(), BENCHMARKS.md). SQLite already shares one commit between the
+   * statements of a turn (Database.execute()).
    */
-  private readonly updates = new TurnBatcher<CompanyUpdate, Row | null>(
-    UPDATE_BATCH_SIZE,
-    (batch) => this.updateBatch(batch),
-  );
+  private readonly updates: (update: CompanyUpdate) => Promise<Row | null>;
 
   /** Every customer by id, placed by the counts the database keeps. */
   private readonly pages: PageReader;
@@ -77,6 +75,7 @@ export class CustomersRepository {
   constructor(private readonly db: Database) {
     this.pages = pageReader(db, wholeTable(TABLE, 'id, company_name, company_type'));
     this.byId = db.batchedReads((ids) => this.readBatch(ids), READ_BATCH_SIZE);
+    this.updates = db.batchedWrites((batch) => this.updateBatch(batch), UPDATE_BATCH_SIZE);
   }
 
   /** The hottest read of the service (see BENCHMARKS.md): batched with concurrent reads. */
@@ -127,7 +126,7 @@ export class CustomersRepository {
   async updateCompany(id: number, changes: CompanyChanges): Promise<Customer | null> {
     const row =
       this.db.dialect === 'postgres'
-        ? await this.updates.submit({ id, changes })
+        ? await this.updates({ id, changes })
         : await this.updateOne({ id, changes });
     return row && toCustomer(row);
   }
@@ -177,7 +176,7 @@ export class CustomersRepository {
         const rows = new Map(together.value.rows.map((row) => [Number(row.id), row]));
         settled = updates.map((u) => ({ value: rows.get(u.id) ?? null }));
       } else {
-        settled = await Promise.all(updates.map((u) => outcomeOf(this.updateOne(u))));
+        settled = await eachAlone(updates, together.error, (u) => this.updateOne(u));
       }
       round.forEach((i, k) => (outcomes[i] = settled[k]));
     }

@@ -8,7 +8,6 @@ import type {
   ObjectLiteral,
   QueryRunner,
 } from 'typeorm';
-import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import { FlightBound } from './flight-bound.js';
 import { ReadBatches } from './read-batches.js';
 import { SqliteConnections } from './sqlite-connections.js';
@@ -19,7 +18,7 @@ import {
   StatementTemplates,
   type Work,
 } from './statement.js';
-import { type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
+import { eachAlone, type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
 import { markTransaction, postgresClientOf, postgresPoolOf } from './typeorm-internals.js';
 
 export interface DatabaseOptions {
@@ -31,9 +30,9 @@ export interface DatabaseOptions {
 const MAX_GROUP_SIZE = 64;
 
 /**
- * PostgreSQL: the most statements of batchedWrites() out at once, across every batcher of one
- * Database. One: while a statement of webhook deliveries is out, the next turns' deliveries
- * gather into one larger statement (BENCHMARKS.md, fifteenth session).
+ * PostgreSQL: the most batches of one batchedWrites() batcher out at once. One: while a statement
+ * of webhook deliveries (or of PUT updates) is out, the next turns' items gather into one larger
+ * statement (BENCHMARKS.md, fifteenth session).
  */
 export const WRITE_BATCHES_IN_FLIGHT = 1;
 
@@ -63,7 +62,6 @@ export class Database implements OnModuleDestroy {
   private readonly groups: TurnBatcher<ManagerWork, unknown>;
   private readonly postgresGroups: TurnBatcher<GroupedWork, unknown>;
   private readonly readBatches = new ReadBatches();
-  private readonly writeBound = new FlightBound(WRITE_BATCHES_IN_FLIGHT);
 
   private constructor(
     readonly dataSource: DataSource,
@@ -176,15 +174,16 @@ export class Database implements OnModuleDestroy {
   /**
    * Writes of concurrent requests as batches: the items of a turn of the event loop go to `run`
    * together (TurnBatcher, at most `maxSize` a batch), which answers one outcome per item. On
-   * PostgreSQL at most WRITE_BATCHES_IN_FLIGHT batches are out at once; the items of later turns
-   * wait and gather into the next (FlightBound, which lets them go anyway when the database has
-   * stalled). SQLite answers a batch before the next turn: no bound.
+   * PostgreSQL at most WRITE_BATCHES_IN_FLIGHT batches of this batcher are out at once; the items
+   * of later turns wait and gather into the next (FlightBound, which lets them go anyway when the
+   * database has stalled). SQLite answers a batch before the next turn: no bound.
    */
   batchedWrites<I, T>(
     run: (items: I[]) => Promise<Outcome<T>[]>,
     maxSize: number,
   ): (item: I) => Promise<T> {
-    const batcher = new TurnBatcher(maxSize, run, this.sqlite ? undefined : this.writeBound);
+    const bound = this.sqlite ? undefined : new FlightBound(WRITE_BATCHES_IN_FLIGHT);
+    const batcher = new TurnBatcher(maxSize, run, bound);
     return (item) => batcher.submit(item);
   }
 
@@ -380,11 +379,9 @@ export class Database implements OnModuleDestroy {
       });
       return values.map((value) => ({ value }));
     } catch (error) {
-      // The commit failed, or the database does not answer (each work alone would wait out its
-      // timeout again): the group fails as one.
-      if (!workFailed || isDatabaseUnavailable(error)) throw error;
+      if (!workFailed) throw error; // the commit failed: the group fails as one
       // Rolled back: each work again on its own, so that only the failing one fails.
-      return Promise.all(works.map((each) => outcomeOf(this.dataSource.transaction(each))));
+      return eachAlone(works, error, (each) => this.dataSource.transaction(each));
     }
   }
 

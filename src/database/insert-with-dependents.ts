@@ -1,5 +1,4 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
-import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import type { Database } from './database.js';
 import {
   type Columns,
@@ -8,7 +7,7 @@ import {
   insertValues,
 } from './insert-unless-conflict.js';
 import { preparedName } from './statement.js';
-import { type Outcome, outcomeOf } from './turn-batch.js';
+import { eachAlone, type Outcome } from './turn-batch.js';
 
 /** One row to insert unless it collides with a stored one (`ON CONFLICT DO NOTHING`). */
 export interface RowInsert<T extends ObjectLiteral = ObjectLiteral> {
@@ -145,15 +144,11 @@ async function insertTogether(
   try {
     return (await insertStatement(db, shape, calls)).map((value) => ({ value }));
   } catch (error) {
-    // A database that does not answer would make each call alone wait out its timeout in turn.
-    if (calls.length === 1 || isDatabaseUnavailable(error)) return calls.map(() => ({ error }));
+    if (calls.length === 1) return [{ error }];
     // One refused row fails the whole statement: each call again alone, in order, so that only
     // the refused one fails and, of two calls with one key, the first still wins.
-    const outcomes: Outcome<boolean>[] = [];
-    for (const call of calls) {
-      outcomes.push(await outcomeOf(insertStatement(db, shape, [call]).then(([went]) => went)));
-    }
-    return outcomes;
+    const alone = (call: Call) => insertStatement(db, shape, [call]).then(([went]) => went);
+    return eachAlone(calls, error, alone, { inOrder: true });
   }
 }
 

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import type { FlightBound } from './flight-bound.js';
 
 /** What one item of a batch came to: its value, or its own error. */
@@ -9,6 +10,25 @@ export function outcomeOf<T>(promise: Promise<T>): Promise<Outcome<T>> {
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
+}
+
+/**
+ * The outcomes of a batch's `items` after the batch failed with `error`: each again alone, so
+ * that only a failing one fails (`inOrder`: one after the other, for items whose order decides
+ * which one wins). Not when the database does not answer: each alone would wait out its timeout
+ * again, past the contract's 503 within 5 s, so every item fails with the batch's error.
+ */
+export async function eachAlone<I, T>(
+  items: readonly I[],
+  error: unknown,
+  alone: (item: I) => Promise<T>,
+  { inOrder = false }: { inOrder?: boolean } = {},
+): Promise<Outcome<T>[]> {
+  if (isDatabaseUnavailable(error)) return items.map(() => ({ error }));
+  if (!inOrder) return Promise.all(items.map((item) => outcomeOf(alone(item))));
+  const outcomes: Outcome<T>[] = [];
+  for (const item of items) outcomes.push(await outcomeOf(alone(item)));
+  return outcomes;
 }
 
 interface Pending<I, T> {

@@ -526,7 +526,7 @@ describe('database, migrations and health', () => {
       ]);
     });
 
-    it("bounds the Database's batches on PostgreSQL only, and lets a waiting one go when the one out does not answer (a stalled database)", async () => {
+    it("bounds a batcher's batches out on PostgreSQL only, and lets a waiting one go when the one out does not answer (a stalled database)", async () => {
       const { batches, answers, submit } = heldWrites((run) => db.batchedWrites(run, 3));
       const writes = [submit(1)];
       await turnsUntil(() => batches.length === 1);
