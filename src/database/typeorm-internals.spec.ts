@@ -6,6 +6,7 @@ import {
   markTransaction,
   postgresClientOf,
   postgresPoolOf,
+  releaseBroken,
   routeReads,
   sqliteConnectionOf,
 } from './typeorm-internals.js';
@@ -148,6 +149,47 @@ describe('TypeORM internals', () => {
         await runner.rollbackTransaction();
       } finally {
         await runner.release();
+        await source.destroy();
+      }
+    },
+  );
+
+  (postgresUrl ? it : it.skip)(
+    'closes a broken connection instead of returning it to the pool, ending its transaction',
+    async () => {
+      const source = new DataSource({ type: 'postgres', url: postgresUrl, extra: { max: 1 } });
+      await source.initialize();
+      try {
+        const broken = source.createQueryRunner('master');
+        await broken.startTransaction();
+        const [{ pid }] = (await broken.query('SELECT pg_backend_pid() AS pid')) as {
+          pid: number;
+        }[];
+        await releaseBroken(broken, new Error('the database does not answer'));
+        expect(broken.isReleased).toBe(true);
+
+        const next = source.createQueryRunner('master');
+        try {
+          const backendOf = async () =>
+            ((await next.query('SELECT pg_backend_pid() AS pid')) as { pid: number }[])[0].pid;
+          expect(await backendOf()).not.toBe(pid);
+          // Its backend goes away (and with it the transaction): polled, it ends asynchronously.
+          const alive = async () =>
+            Number(
+              (
+                (await next.query('SELECT count(*) AS n FROM pg_stat_activity WHERE pid = $1', [
+                  pid,
+                ])) as { n: string }[]
+              )[0].n,
+            );
+          for (let i = 0; i < 100 && (await alive()) > 0; i++) {
+            await new Promise((next) => setTimeout(next, 20));
+          }
+          expect(await alive()).toBe(0);
+        } finally {
+          await next.release();
+        }
+      } finally {
         await source.destroy();
       }
     },

@@ -55,3 +55,14 @@ export function markTransaction(runner: QueryRunner, open: boolean): void {
   state.isTransactionActive = open;
   state.transactionDepth = open ? 1 : 0;
 }
+
+/**
+ * Releases a PostgreSQL query runner's connection as broken: pg's pool closes it instead of
+ * handing it out again, and closing it ends the transaction it held (PostgreSQL rolls back a
+ * transaction whose connection goes away).
+ */
+export async function releaseBroken(runner: QueryRunner, error: unknown): Promise<void> {
+  await (
+    runner as unknown as { releasePostgresConnection(err: unknown): Promise<void> }
+  ).releasePostgresConnection(error);
+}

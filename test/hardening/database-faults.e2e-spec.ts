@@ -54,6 +54,38 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
     expect(db.connections().total).toBe(poolSize);
   }
 
+  /**
+   * Stalls the database with every pooled connection open, sends one request per place of a
+   * bound on batches out (each once the pool has one more connection in use), then `queued` more,
+   * which wait for a place. The contract's bound, not a measure of speed: each answers 503 within
+   * 5 s in all, none waiting out another's statement timeout and then its own.
+   */
+  async function expect503sBehindStall(send: () => request.Test, places: number, queued: number) {
+    const db = t.app.get(Database);
+    const busy = () => db.connections().total - db.connections().idle;
+    await openWholePool(db);
+    proxy.stall();
+    try {
+      const started = Date.now();
+      const answer = () =>
+        send().then((res) => ({ status: res.status, body: res.body as unknown }));
+      const answers: Promise<{ status: number; body: unknown }>[] = [];
+      for (let k = 1; k <= places; k++) {
+        const before = busy();
+        answers.push(answer());
+        await eventually(async () => busy() > before, 2000);
+      }
+      for (let k = 0; k < queued; k++) answers.push(answer());
+      const settled = await Promise.all(answers);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(settled).toEqual(
+        Array(places + queued).fill({ status: 503, body: errors.databaseUnavailable }),
+      );
+    } finally {
+      proxy.unstall();
+    }
+  }
+
   it('answers 503 in bounded time while the database is gone, and recovers without a restart', async () => {
     const auth = await authHeader(t, ['customers:read', 'customers:write']);
     const customer = await createCustomer(t, { name: 'Before', type: 'plc' });
@@ -127,15 +159,20 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
     const customer = await createCustomer(t, { name: 'Stalled', type: 'plc' });
     const company = `/v2/customers/${customer.id}/company`;
     await request(t.http).get(company).set('authorization', auth).expect(200);
+    // Every connection open and idle: each request below waits on a stalled one, not a new one.
+    await openWholePool(t.app.get(Database));
 
     proxy.stall();
     try {
       const started = Date.now();
+      // A read, a single-statement write and a transaction (a new customer) of each kind.
       const answers = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
-          i % 2
-            ? request(t.http).get(company).set('authorization', auth)
-            : request(t.http).put(company).set('authorization', auth).send({ type: 'llp' }),
+          [
+            () => request(t.http).get(company).set('authorization', auth),
+            () => request(t.http).put(company).set('authorization', auth).send({ type: 'llp' }),
+            () => request(t.http).post('/v2/customers').set('authorization', auth).send({}),
+          ][i % 3](),
         ),
       );
       // The contract's bound (statement and connection timeouts), not a measure of speed.
@@ -159,46 +196,19 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
     const customer = await createCustomer(t, { name: 'Queued', type: 'plc' });
     const company = `/v2/customers/${customer.id}/company`;
     await request(t.http).get(company).set('authorization', auth).expect(200);
-    const db = t.app.get(Database);
-    const busy = () => db.connections().total - db.connections().idle;
-    await openWholePool(db);
-
-    proxy.stall();
-    try {
-      const started = Date.now();
-      const reads: Promise<{ status: number; body: unknown }>[] = [];
-      // One read per batch until the bound is out (each batch holds a connection: the next read
-      // is sent once the pool has one more in use), then one more, which waits for a place.
-      for (let k = 1; k <= READ_BATCHES_IN_FLIGHT + 1; k++) {
-        const before = busy();
-        reads.push(
-          request(t.http)
-            .get(company)
-            .set('authorization', auth)
-            .then((res) => ({ status: res.status, body: res.body as unknown })),
-        );
-        if (k <= READ_BATCHES_IN_FLIGHT) await eventually(async () => busy() > before, 2000);
-      }
-      const answers = await Promise.all(reads);
-      // The contract's bound, not a measure of speed: the last read must not wait out the
-      // statement timeout of the ones before it and then its own.
-      expect(Date.now() - started).toBeLessThan(5000);
-      expect(answers).toEqual(
-        Array(READ_BATCHES_IN_FLIGHT + 1).fill({ status: 503, body: errors.databaseUnavailable }),
-      );
-    } finally {
-      proxy.unstall();
-    }
+    await expect503sBehindStall(
+      () => request(t.http).get(company).set('authorization', auth),
+      READ_BATCHES_IN_FLIGHT,
+      1,
+    );
     await eventually(
       async () => (await request(t.http).get(company).set('authorization', auth)).status === 200,
       10000,
     );
   });
 
-  // One write per statement until the bound is out, then two more, which wait for a place and go
-  // as one statement. The contract's bound, not a measure of speed: a write must not wait out one
-  // statement timeout and then another (its own after the one before it, each of a statement
-  // alone after the statement, or a delivery's general path after its one-statement path).
+  // Two queued writes go as one statement: neither may wait out the statement's timeout and then
+  // its own alone, nor a delivery its general path's after its one-statement path's.
   it.each([
     ['webhook deliveries', 'webhooks:write'],
     ['company updates', 'customers:write'],
@@ -216,33 +226,7 @@ onPostgres('PostgreSQL connection cut while requests are in flight (PostgreSQL p
               .set('authorization', auth)
               .send({ type: 'llp' });
       await write().expect(200);
-      const db = t.app.get(Database);
-      const busy = () => db.connections().total - db.connections().idle;
-      await openWholePool(db);
-
-      proxy.stall();
-      try {
-        const started = Date.now();
-        const answer = () =>
-          write().then((res) => ({ status: res.status, body: res.body as unknown }));
-        const writes: Promise<{ status: number; body: unknown }>[] = [];
-        for (let k = 1; k <= WRITE_BATCHES_IN_FLIGHT; k++) {
-          const before = busy();
-          writes.push(answer());
-          await eventually(async () => busy() > before, 2000);
-        }
-        writes.push(answer(), answer());
-        const answers = await Promise.all(writes);
-        expect(Date.now() - started).toBeLessThan(5000);
-        expect(answers).toEqual(
-          Array(WRITE_BATCHES_IN_FLIGHT + 2).fill({
-            status: 503,
-            body: errors.databaseUnavailable,
-          }),
-        );
-      } finally {
-        proxy.unstall();
-      }
+      await expect503sBehindStall(write, WRITE_BATCHES_IN_FLIGHT, 2);
       await eventually(async () => (await write()).status === 200, 10000);
     },
   );
