@@ -232,8 +232,9 @@ export class Database implements OnModuleDestroy {
    * reads do not wait.
    */
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (!this.sqlite)
+    if (!this.sqlite) {
       return this.onPostgresTransaction(undefined, (runner) => work(runner.manager));
+    }
     return this.sqlite.writeTransaction(async () => {
       // TypeORM's one query runner for the writer; the transaction was begun by writeTransaction.
       const runner = this.dataSource.createQueryRunner('master');

@@ -22,7 +22,7 @@ export class FlightBound {
   private overdue?: NodeJS.Timeout;
 
   constructor(
-    readonly max: number,
+    private readonly max: number,
     private readonly waitMs = FLIGHT_WAIT_MS,
   ) {}
 

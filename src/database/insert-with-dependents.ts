@@ -64,9 +64,9 @@ const batchers = new WeakMap<
  * Inserts `first` unless it collides with a stored row and, only if it went in, each of
  * `dependents` unless it collides: all of it or nothing. Resolves to whether `first` went in.
  *
- * PostgreSQL: the calls of one turn of the event loop (or, while the Database's write
- * statement is out, of the turns until it answers: Database.batchedWrites) into the same first
- * table share one statement of data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN
+ * PostgreSQL: the calls of one turn of the event loop into the same first table (or, while the
+ * statement before is out, of the turns until it answers: Database.batchedWrites) share one
+ * statement of data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN
  * f`), which commits on its own: one round trip and one commit for the group, no BEGIN or COMMIT,
  * where a transaction took four round trips (BENCHMARKS.md, twelfth session). If the statement
  * fails, each call runs again alone, so only the call whose row the database refuses fails. The
