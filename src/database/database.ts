@@ -233,7 +233,7 @@ export class Database implements OnModuleDestroy {
    */
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (!this.sqlite) {
-      return this.onPostgresTransaction(undefined, (runner) => work(runner.manager));
+      return this.onPostgresTransaction((runner) => work(runner.manager));
     }
     return this.sqlite.writeTransaction(async () => {
       // TypeORM's one query runner for the writer; the transaction was begun by writeTransaction.
@@ -361,12 +361,11 @@ export class Database implements OnModuleDestroy {
 
   private async transactTogetherOnPostgres(grouped: GroupedWork[]): Promise<Outcome<unknown>[]> {
     const works = grouped.map(({ work }) => work);
-    const alone = (work: ManagerWork) =>
-      this.onPostgresTransaction(undefined, (runner) => work(runner.manager));
+    const alone = (work: ManagerWork) => this.transaction(work);
     if (works.length === 1) return [await outcomeOf(alone(works[0]))];
     let workFailed = false;
     try {
-      const values = await this.onPostgresTransaction(undefined, async ({ manager }) => {
+      const values = await this.onPostgresTransaction(async ({ manager }) => {
         const run = ({ work }: GroupedWork) =>
           work(manager).catch((error: unknown) => {
             workFailed = true;
@@ -399,12 +398,12 @@ export class Database implements OnModuleDestroy {
     isolation: 'REPEATABLE READ' | undefined,
     work: () => Work<T>,
   ): Promise<T> {
-    return this.onPostgresTransaction(isolation, async (runner) => {
+    return this.onPostgresTransaction(async (runner) => {
       const steps = work();
       let step = steps.next();
       while (!step.done) step = steps.next(await runPostgres(runner, step.value));
       return step.value;
-    });
+    }, isolation);
   }
 
   /**
@@ -414,8 +413,8 @@ export class Database implements OnModuleDestroy {
    * transaction just the same.
    */
   private async onPostgresTransaction<T>(
-    isolation: 'REPEATABLE READ' | undefined,
     work: (runner: QueryRunner) => Promise<T>,
+    isolation?: 'REPEATABLE READ',
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner('master');
     let broken: unknown;

@@ -63,8 +63,10 @@ export class TurnBatcher<I, T> {
         this.pending = started;
         const send = () => {
           if (this.pending === started) this.pending = undefined;
-          const run = () => this.run(started.items);
-          (this.bound ? this.bound.out(run) : run()).then(
+          const out = this.bound
+            ? this.bound.out(() => this.run(started.items))
+            : this.run(started.items);
+          out.then(
             (outcomes) =>
               outcomes.forEach((outcome, i) => {
                 if ('error' in outcome) started.answers[i].reject(outcome.error);

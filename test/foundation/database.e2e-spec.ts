@@ -40,6 +40,22 @@ class CastDependent {
   counts: number[];
 }
 
+const turn = () => new Promise<void>((next) => setImmediate(next));
+
+/** For a step that needs no statement to finish: a few turns of the event loop. */
+async function turnsUntil(condition: () => boolean) {
+  for (let i = 0; i < 100 && !condition(); i++) await turn();
+  expect(condition()).toBe(true);
+}
+
+/** For a step that waits on a real statement or a timer: polled for up to 5 s. */
+async function until(condition: () => boolean) {
+  for (let waited = 0; !condition() && waited < 5000; waited += 5) {
+    await new Promise((next) => setTimeout(next, 5));
+  }
+  expect(condition()).toBe(true);
+}
+
 describe('database, migrations and health', () => {
   let t: TestApp;
   let db: Database;
@@ -373,12 +389,6 @@ describe('database, migrations and health', () => {
   });
 
   describe('reads by key (batchedReads)', () => {
-    const turn = () => new Promise<void>((next) => setImmediate(next));
-    async function turnsUntil(condition: () => boolean) {
-      for (let i = 0; i < 100 && !condition(); i++) await turn();
-      expect(condition()).toBe(true);
-    }
-
     /** A loader over real reads whose batches answer (or fail) when the test says. */
     function heldReads(readBatches: ReadBatches) {
       const batches: number[][] = [];
@@ -448,13 +458,7 @@ describe('database, migrations and health', () => {
       const { batches, answers, read } = held;
       const reads = await fillTheBound(held);
       reads.push(read(101));
-      for (
-        let waited = 0;
-        batches.length === READ_BATCHES_IN_FLIGHT && waited < 5000;
-        waited += 5
-      ) {
-        await new Promise((next) => setTimeout(next, 5));
-      }
+      await until(() => batches.length > READ_BATCHES_IN_FLIGHT);
       expect(batches).toHaveLength(READ_BATCHES_IN_FLIGHT + 1);
       expect(batches.at(-1)).toEqual([101]);
       answers.forEach((answer) => answer.open());
@@ -463,19 +467,6 @@ describe('database, migrations and health', () => {
   });
 
   describe('writes by batch (batchedWrites)', () => {
-    const turn = () => new Promise<void>((next) => setImmediate(next));
-    async function turnsUntil(condition: () => boolean) {
-      for (let i = 0; i < 100 && !condition(); i++) await turn();
-      expect(condition()).toBe(true);
-    }
-    /** For a step that waits on a real statement: polled for up to 5 s. */
-    async function until(condition: () => boolean) {
-      for (let waited = 0; !condition() && waited < 5000; waited += 5) {
-        await new Promise((next) => setTimeout(next, 5));
-      }
-      expect(condition()).toBe(true);
-    }
-
     type Batcher = (
       run: (items: number[]) => Promise<Outcome<number>[]>,
     ) => (item: number) => Promise<number>;
