@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Environment } from '../config/environment.js';
 import { Database } from '../database/database.js';
 
-/** A failed event is kept this long after its last attempt (README "Webhooks"). */
+/** A failed event is kept this long after its last attempt (docs/operations.md "Retention"). */
 export const FAILED_RETENTION_DAYS = 90;
 /** Events looked at per batch: each batch is one short DELETE (one short write lock on SQLite). */
 const PRUNE_BATCH = 1000;
