@@ -1,7 +1,7 @@
 // Benchmark: the built server against a raw node:http baseline measured in the same run.
 // Usage: npm run bench [-- --pg postgres://127.0.0.1/db] [--duration 5] [--runs 3] [--smoke]
 //        [--only a,c] [--customers 1000000] [--webhooks 10000000] [--connections 10] [--help]
-//        (every option: the parseArgs options below; README "Benchmarks")
+//        (every option: the parseArgs options below; docs/benchmarks.md)
 // On PostgreSQL, scenarios (a), (b) and (c) are also paired with pgbench running the same database work
 // (bench/pgbench-ceiling.mjs): the database's own ceiling, measured in the same run.
 import autocannon from 'autocannon';

@@ -80,7 +80,7 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
  * run, frame or embed them, no MIME sniffing, HSTS, no referrer. helmet's headers that only
  * apply to documents a browser renders (Origin-Agent-Cluster, Cross-Origin-Opener-Policy,
  * X-DNS-Prefetch-Control, X-Download-Options, X-Permitted-Cross-Domain-Policies, X-XSS-Protection)
- * are left out there: each header costs time on every response (BENCHMARKS.md).
+ * are left out there: each header costs time on every response (docs/benchmarks.md).
  */
 const DOCS_HEADERS = helmetHeaders({
   contentSecurityPolicy: {

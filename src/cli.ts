@@ -17,10 +17,16 @@ async function main(argv: string[]): Promise<number> {
   const { commands } = await import('./cli/commands.js');
   const usage = () =>
     `Usage: npm run cli -- <command> [flags]\n       npm run cli -- <command> --help\n\nCommands:\n${commands
-      .map((c) => `  ${c.usage}${c.description ? `\n      ${c.description}` : ''}`)
+      .map((c) => `  ${c.usage}\n      ${c.description}`)
       .join('\n')}\n`;
-  const commandUsage = (c: CliCommand) =>
-    `Usage: npm run cli -- ${c.usage}\n${c.description ? `\n${c.description}\n` : ''}`;
+  const commandUsage = (c: CliCommand) => {
+    const flags = Object.keys(c.options).map((name) => [`--${name}`, c.flags?.[name] ?? '']);
+    const width = Math.max(0, ...flags.map(([flag]) => flag.length));
+    const options = flags.length
+      ? `\nOptions:\n${flags.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}\n`).join('')}`
+      : '';
+    return `Usage: npm run cli -- ${c.usage}\n\n${c.description}\n${options}`;
+  };
   const find = (name: string | undefined) => commands.find((c) => c.name === name);
 
   const [name, ...rest] = argv;

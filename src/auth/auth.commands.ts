@@ -25,6 +25,12 @@ export const clientsCreateCommand: CliCommand = {
     scopes: { type: 'string' },
     grants: { type: 'string' },
   },
+  flags: {
+    name: 'A name for people (at most 255 characters).',
+    scopes:
+      'Scopes the client may request, separated by spaces or commas: customers:read, customers:write, webhooks:read, webhooks:write.',
+    grants: 'Grants the client may use, comma-separated (default: client_credentials).',
+  },
   context: 'app',
   async run({ app, values }) {
     const name = text(values, 'name');
@@ -55,6 +61,7 @@ export const clientsDisableCommand: CliCommand = {
   usage: 'clients:disable --client-id <id>',
   description: 'Disables a client and revokes every token it holds.',
   options: { 'client-id': { type: 'string' } },
+  flags: { 'client-id': 'The client to disable, as clients:create printed it.' },
   context: 'app',
   async run({ app, values }) {
     const { clientId, tokensNotBefore } = await app!
@@ -73,6 +80,10 @@ export const usersCreateCommand: CliCommand = {
   usage: 'users:create --username <u> --password <p>',
   description: 'Creates a resource owner for the password grant (password: 8 characters or more).',
   options: { username: { type: 'string' }, password: { type: 'string' } },
+  flags: {
+    username: 'At most 255 printable characters.',
+    password: 'At least 8 characters; stored as an scrypt hash.',
+  },
   context: 'app',
   async run({ app, values }) {
     const username = text(values, 'username');
@@ -92,6 +103,7 @@ export const tokensRevokeCommand: CliCommand = {
   usage: 'tokens:revoke --token <jwt>',
   description: "Revokes one access token signed by this service's keys, whatever its issuer.",
   options: { token: { type: 'string' } },
+  flags: { token: 'The access token (a JWT) to revoke.' },
   context: 'app',
   async run({ app, values }) {
     const claims = await app!.get(RevocationService).revoke(text(values, 'token'));

@@ -24,7 +24,7 @@ export class FailureCount {
   /**
    * 429 when any limit is already used up: the attempt is not even looked at. Read as a penalty
    * of 0 points: on Redis one script call, where `get()` is MULTI/GET/PTTL/EXEC through an
-   * ioredis pipeline, which cost token issuance 18 % against in-process counting (BENCHMARKS.md).
+   * ioredis pipeline, which cost token issuance 18 % against in-process counting (docs/benchmarks.md).
    * It starts the key's minute if none was running.
    */
   async refuseIfExhausted(): Promise<void> {

@@ -5,7 +5,10 @@ import { ThrottlingService } from './throttling.service.js';
 import { User } from './user.entity.js';
 import { UsersRepository } from './users.repository.js';
 
-/** Shorter passwords are refused at creation (README "CLI"); existing ones still authenticate. */
+/**
+ * Shorter passwords are refused at creation (docs/operations.md "The CLI"); existing ones still
+ * authenticate.
+ */
 export const MIN_PASSWORD_LENGTH = 8;
 
 /** 1–255 characters (the column), no control characters (a NUL byte fails a PostgreSQL query). */

@@ -12,8 +12,10 @@ export interface CliCommand {
   name: string;
   usage: string;
   /** One sentence for `help` and `<command> --help`. */
-  description?: string;
+  description: string;
   options: CliOptions;
+  /** What each of `options` means, by option name, for `<command> --help`. */
+  flags?: Record<string, string>;
   /**
    * `app`: runs inside the Nest application context (migrations applied on boot).
    * `env`: runs before Nest boots, with the validated environment only (e.g. db:status).

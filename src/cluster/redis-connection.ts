@@ -78,7 +78,7 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
 const OPTIONS = {
   enableOfflineQueue: false,
   // Commands issued in the same tick (concurrent token requests' counters) go out as one write
-  // (ioredis leaves (un)subscribe out of it by itself): BENCHMARKS.md, sixth session.
+  // (ioredis leaves (un)subscribe out of it by itself): docs/benchmarks.md, sixth session.
   enableAutoPipelining: true,
   maxRetriesPerRequest: 1,
   connectTimeout: 2000,

@@ -14,6 +14,10 @@ export const customersCreateCommand: CliCommand = {
   usage: 'customers:create [--name <name>] [--type <type>]',
   description: 'Creates a customer, with company details or (without flags) a retail one.',
   options: { name: { type: 'string' }, type: { type: 'string' } },
+  flags: {
+    name: 'The company name (1 to 255 characters).',
+    type: 'The company type: undefined, private, sole-trader, limited-company, llp, partnership, plc, charity or local-authority.',
+  },
   context: 'app',
   async run({ app, values }) {
     const company = await validCompany({ name: values.name, type: values.type });
@@ -27,8 +31,10 @@ export const customersCreateCommand: CliCommand = {
 export const customersSeedCommand: CliCommand = {
   name: 'customers:seed',
   usage: `customers:seed --count <1-${MAX_SEED_COUNT}>`,
-  description: 'Creates that many customers with company details (for benchmarks).',
+  description:
+    'Creates that many sample customers, "Company <n>" with a company type, every tenth retail (for trying out and benchmarks).',
   options: { count: { type: 'string' } },
+  flags: { count: `How many customers to create (1 to ${MAX_SEED_COUNT}).` },
   context: 'app',
   async run({ app, values }) {
     const count = typeof values.count === 'string' ? Number(values.count) : NaN;

@@ -64,7 +64,7 @@ export class CustomersRepository {
   /**
    * PostgreSQL: updates that arrive in the same turn of the event loop (or while the batch
    * before is out) go as one statement, one round trip and one commit, instead of one each
-   * (Database.batchedWrites(), BENCHMARKS.md). SQLite already shares one commit between the
+   * (Database.batchedWrites(), docs/benchmarks.md). SQLite already shares one commit between the
    * statements of a turn (Database.execute()).
    */
   private readonly updates: (update: CompanyUpdate) => Promise<Row | null>;
@@ -78,7 +78,7 @@ export class CustomersRepository {
     this.updates = db.batchedWrites((batch) => this.updateBatch(batch), UPDATE_BATCH_SIZE);
   }
 
-  /** The hottest read of the service (see BENCHMARKS.md): batched with concurrent reads. */
+  /** The hottest read of the service (see docs/benchmarks.md): batched with concurrent reads. */
   async findById(id: number): Promise<Customer | null> {
     const row = await this.byId(id);
     return row && toCustomer(row);

@@ -38,7 +38,7 @@ const MAX_GROUP_SIZE = 64;
 /**
  * PostgreSQL: the most batches of one batchedWrites() batcher out at once. One: while a statement
  * of webhook deliveries (or of PUT updates) is out, the next turns' items gather into one larger
- * statement (BENCHMARKS.md, fifteenth session).
+ * statement (docs/benchmarks.md, fifteenth session).
  */
 export const WRITE_BATCHES_IN_FLIGHT = 1;
 
@@ -123,7 +123,7 @@ export class Database implements OnModuleDestroy {
   /**
    * A read of one `entity` row by `where` (a condition with `:name` parameters), its text built
    * once: for hot single-row reads, where TypeORM's `findOneBy()` would build its query and
-   * transform its result on every call (BENCHMARKS.md, seventh session). Reads committed data,
+   * transform its result on every call (docs/benchmarks.md, seventh session). Reads committed data,
    * as select() does.
    */
   oneBy<T extends ObjectLiteral>(
@@ -218,7 +218,7 @@ export class Database implements OnModuleDestroy {
   /**
    * One statement, atomic by itself (e.g. UPDATE … RETURNING), answered once it is committed. On
    * SQLite, statements issued in the same turn of the event loop (concurrent requests) share one
-   * commit, which costs far more than a one-row UPDATE (BENCHMARKS.md); on PostgreSQL each
+   * commit, which costs far more than a one-row UPDATE (docs/benchmarks.md); on PostgreSQL each
    * commits on its own.
    */
   async execute(statement: Statement): Promise<StatementResult> {
@@ -324,7 +324,7 @@ export class Database implements OnModuleDestroy {
   private async transactTogether(works: ManagerWork[]): Promise<Outcome<unknown>[]> {
     if (works.length === 1) return [{ value: await this.transaction(works[0]) }];
     // First without savepoints: SQLite copies every page a work changes into the savepoint's
-    // journal, which cost a delivery about a seventh of its SQLite instructions (BENCHMARKS.md).
+    // journal, which cost a delivery about a seventh of its SQLite instructions (docs/benchmarks.md).
     let workFailed = false;
     try {
       return await this.transaction(async (manager) => {
@@ -445,7 +445,7 @@ function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult
 /**
  * PostgreSQL: one statement on `runner`'s connection, inside its transaction. A text that repeats
  * goes to pg as a named statement, as in runOnPostgres(): the server parses and plans it once per
- * connection instead of on every call (a grouped webhook delivery's INSERTs: BENCHMARKS.md).
+ * connection instead of on every call (a grouped webhook delivery's INSERTs: docs/benchmarks.md).
  */
 export async function runPostgres(
   runner: QueryRunner,

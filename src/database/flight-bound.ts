@@ -10,7 +10,7 @@ export const FLIGHT_WAIT_MS = 50;
  * A bound on the batches of statements out at once: while `max` are out, the next waits (and,
  * in its batcher, keeps gathering items) until one answers. Fewer, larger statements keep fewer
  * PostgreSQL backends busy, which on a machine shared with the database costs less than many
- * small ones (BENCHMARKS.md, thirteenth and fifteenth sessions). When none of those out has
+ * small ones (docs/benchmarks.md, thirteenth and fifteenth sessions). When none of those out has
  * answered for `waitMs`, the database is stalled, the bound buys nothing, and every waiting
  * batch goes.
  */
@@ -48,7 +48,7 @@ export class FlightBound {
   /**
    * (Re)starts the wait: waitMs from now, unless a batch answers first. One timer, re-armed
    * rather than replaced, since under load batches start waiting many times a second (a new
-   * timer each time measured slower, BENCHMARKS.md). When it fires with nothing waiting, it does
+   * timer each time measured slower, docs/benchmarks.md). When it fires with nothing waiting, it does
    * nothing.
    */
   private watch(): void {

@@ -104,7 +104,7 @@ export async function insertUnlessConflict<T extends ObjectLiteral>(
   const parameters = insertValues(dataSource, statement.columns, row);
   // SQLite, in a write transaction (so on the writer, in its turn): straight to the writer's
   // prepared statement. TypeORM's query runner wraps each query in events and awaits that cost
-  // a webhook delivery more than the insert itself (BENCHMARKS.md).
+  // a webhook delivery more than the insert itself (docs/benchmarks.md).
   const sqlite = manager.queryRunner?.isTransactionActive
     ? sqliteConnectionsOf(dataSource)
     : undefined;

@@ -68,7 +68,7 @@ const batchers = new WeakMap<
  * statement before is out, of the turns until it answers: Database.batchedWrites) share one
  * statement of data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN
  * f`), which commits on its own: one round trip and one commit for the group, no BEGIN or COMMIT,
- * where a transaction took four round trips (BENCHMARKS.md, twelfth session). If the statement
+ * where a transaction took four round trips (docs/benchmarks.md, twelfth session). If the statement
  * fails, each call runs again alone, so only the call whose row the database refuses fails. The
  * first row needs a one-column primary key that the row gives (dependents are matched to it by
  * that key).

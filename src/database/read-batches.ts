@@ -3,7 +3,7 @@ import { FLIGHT_WAIT_MS, FlightBound } from './flight-bound.js';
 
 /**
  * The most batches of keyed reads out at once, across every loader of one Database. Measured on
- * PostgreSQL (BENCHMARKS.md, thirteenth session): 1, 2 and 4 gave the same +17–20 % on GET
+ * PostgreSQL (docs/benchmarks.md, thirteenth session): 1, 2 and 4 gave the same +17–20 % on GET
  * company over no bound; 4 keeps one slow read from holding up all the others.
  */
 export const READ_BATCHES_IN_FLIGHT = 4;

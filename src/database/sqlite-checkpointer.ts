@@ -41,7 +41,7 @@ checkpoint();
 /**
  * WAL checkpoints of a SQLite file on a worker thread with a connection of its own: copying the
  * pages that commits appended to the WAL back into the database file (and the syncs around it)
- * was about half of a webhook delivery's commit on the writer's thread (BENCHMARKS.md). A
+ * was about half of a webhook delivery's commit on the writer's thread (docs/benchmarks.md). A
  * PASSIVE checkpoint takes no lock a writer or a reader waits for.
  */
 export class SqliteCheckpointer {

@@ -54,7 +54,7 @@ export function sqliteConnectionsOf(dataSource: DataSource): SqliteConnections |
  *   retried asynchronously with back-off, up to the configured bound.
  *
  * `sqlite::memory:` is one database per connection, so there the writer also reads: reads
- * through Database take a turn, reads through TypeORM repositories do not (see README).
+ * through Database take a turn, reads through TypeORM repositories do not (docs/architecture.md).
  */
 export class SqliteConnections {
   private current: SqliteConnection;
@@ -266,7 +266,7 @@ export class SqliteConnections {
  * default (a file): a statement whose triggers write other tables keeps a statement journal,
  * which SQLite then holds in one 64 KiB buffer, spilled to a file only past that size; with
  * `temp_store = MEMORY` it is kept in 1 KiB pieces instead, several allocations per page, which
- * cost a webhook delivery about 15 % of its SQLite instructions (BENCHMARKS.md). A delivery's
+ * cost a webhook delivery about 15 % of its SQLite instructions (docs/benchmarks.md). A delivery's
  * statement touches about a dozen pages, under the spill size unless page splits add more.
  */
 function configureWriter(connection: SqliteConnection): void {

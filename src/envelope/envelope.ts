@@ -38,7 +38,7 @@ export function RawResponse(): ClassDecorator & MethodDecorator {
  *
  * A Fastify `preSerialization` hook rather than a Nest interceptor: with any interceptor, Nest
  * runs each request through rxjs (deferred observables, a replay subject, a client-disconnect
- * watcher), which cost about 40 % of a simple authenticated read's CPU time (BENCHMARKS.md).
+ * watcher), which cost about 40 % of a simple authenticated read's CPU time (docs/benchmarks.md).
  * The hook sees every object a route sends: error bodies (status ≥ 400, shaped by the exception
  * filter) and routes marked @RawResponse() pass as they are. Strings, buffers and streams (the
  * OpenAPI document, the docs UI) never reach a preSerialization hook.

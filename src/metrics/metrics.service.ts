@@ -6,9 +6,9 @@ import { Database } from '../database/database.js';
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * Every metric of README "Metrics", in one registry per application. Labels are bounded: a route
- * is its URL pattern, never the raw URL, and caller-chosen values (grant types) are mapped onto
- * the known ones before they become a label.
+ * Every metric of docs/operations.md "Metrics", in one registry per application. Labels are
+ * bounded: a route is its URL pattern, never the raw URL, and caller-chosen values (grant types)
+ * are mapped onto the known ones before they become a label.
  */
 @Injectable()
 export class Metrics {

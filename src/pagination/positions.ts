@@ -3,7 +3,8 @@ import type { Row, StatementResult, Work } from '../database/statement.js';
 import type { PageRequest } from './page-query.dto.js';
 
 /**
- * Any page at about the cost of the first (the list rule of README "Paged lists").
+ * Any page at about the cost of the first (the list rule of docs/contract.md; how, in
+ * docs/architecture.md).
  *
  * A list's rows are grouped in blocks of POSITION_BLOCK_SIZE consecutive keys (customer ids,
  * webhook events' insertion numbers), and blocks in superblocks of BLOCKS_PER_SUPERBLOCK; the
@@ -86,7 +87,7 @@ export type PageReader = (
  *
  * PostgreSQL: one statement (pagedSql()), so the snapshot needs no transaction and the page costs
  * one round trip instead of five (BEGIN, two sums, the page, COMMIT; each a socket write that
- * cost the service about 150 µs of CPU at 10M events, BENCHMARKS.md). SQLite, in the process:
+ * cost the service about 150 µs of CPU at 10M events, docs/benchmarks.md). SQLite, in the process:
  * the two sums are read in a read transaction and placed by locate().
  */
 export function pageReader(db: Database, list: PositionedList): PageReader {

@@ -34,7 +34,7 @@ export interface WebhookEventHandler<P extends object = object> {
  * stored row (`INSERT … ON CONFLICT DO NOTHING`), such as recording a reported fact. Prefer it to
  * handle() where it fits: the rows are stored with the event in one commit, and on PostgreSQL in
  * the event's own statement, shared with the deliveries received together (about 1.5 times the
- * deliveries per second of a handle() handler, BENCHMARKS.md). rows() must not write anything
+ * deliveries per second of a handle() handler, docs/benchmarks.md). rows() must not write anything
  * itself; throwing marks the event failed, as with handle().
  */
 export interface WebhookRowsHandler<P extends object = object> {

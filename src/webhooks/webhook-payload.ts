@@ -20,7 +20,7 @@ const PAYLOAD_OPTIONS: ValidatorOptions = {
  * per field (the first rule it breaks), under `payload.<field>`.
  *
  * A flat payload DTO (isFlatDto()) takes the synchronous path, without class-transformer: the
- * general one cost a delivery 5 % of its instructions (BENCHMARKS.md).
+ * general one cost a delivery 5 % of its instructions (docs/benchmarks.md).
  */
 export async function checkPayload<P extends object>(
   definition: WebhookDefinition<P>,

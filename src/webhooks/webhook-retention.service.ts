@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Environment } from '../config/environment.js';
 import { Database } from '../database/database.js';
 
-/** A failed event is kept this long after its last attempt (README "Webhooks"). */
+/** A failed event is kept this long after its last attempt (docs/operations.md "Retention"). */
 export const FAILED_RETENTION_DAYS = 90;
 /** Events looked at per batch: each batch is one short DELETE (one short write lock on SQLite). */
 const PRUNE_BATCH = 1000;
@@ -12,7 +12,7 @@ const PRUNE_BATCH = 1000;
  * After each batch the prune waits this many times as long as the batch took, so that it takes
  * at most a tenth of the database's write time (SQLite's one write lock; PostgreSQL's CPU and
  * I/O on a small machine) and intake keeps the rest (at 6×, PostgreSQL with a 10M-event table
- * kept 77 %: BENCHMARKS.md). A prune of a million rows takes one to four minutes.
+ * kept 77 %: docs/benchmarks.md). A prune of a million rows takes one to four minutes.
  */
 const PAUSE_PER_BATCH_TIME = 9;
 /** How often the background pruning runs. */

@@ -15,6 +15,10 @@ export const webhooksReplayCommand: CliCommand = {
   usage: 'webhooks:replay --id <uuid> | --failed',
   description: 'Processes again one stored webhook event, or every failed one.',
   options: { id: { type: 'string' }, failed: { type: 'boolean' } },
+  flags: {
+    id: 'The id of the failed event to process again.',
+    failed: 'Every event that had failed when the command started, oldest attempt first.',
+  },
   context: 'app',
   async run({ app, values }) {
     const { id, failed } = values;
@@ -51,6 +55,8 @@ export const webhooksReplayCommand: CliCommand = {
 export const webhooksPruneCommand: CliCommand = {
   name: 'webhooks:prune',
   usage: 'webhooks:prune',
+  description:
+    'Deletes now the webhook events past their retention (WEBHOOK_RETENTION_DAYS; failed ones after 90 days), as the background job does.',
   options: {},
   context: 'app',
   run: ({ app }) => app!.get(WebhookRetention).prune(),
@@ -66,11 +72,19 @@ const MAX_SEED_COUNT = 100_000_000;
 export const webhooksSeedCommand: CliCommand = {
   name: 'webhooks:seed',
   usage: `webhooks:seed --count <1-${MAX_SEED_COUNT}> [--client-id <id>] [--failed-every <k>] [--age-days <d>]`,
+  description:
+    'Stores that many processed sample events without running their handlers (for benchmarks and retention tests).',
   options: {
     count: { type: 'string' },
     'client-id': { type: 'string' },
     'failed-every': { type: 'string' },
     'age-days': { type: 'string' },
+  },
+  flags: {
+    count: `How many events to store (1 to ${MAX_SEED_COUNT}).`,
+    'client-id': 'The sending client they belong to (default: seed).',
+    'failed-every': 'Stores every k-th event as failed (default: none).',
+    'age-days': 'The newest event was received this many days ago (default: now).',
   },
   context: 'app',
   async run({ app, values }) {

@@ -6,7 +6,7 @@ import { runNode } from '../support/processes.js';
 // Each test runs the built CLI as a separate process, seconds each on a busy machine.
 jest.setTimeout(60000);
 
-/** README "CLI": help is a success on stdout; a mistake is usage on stderr and exit 2. */
+/** docs/operations.md "The CLI": help is a success on stdout; a mistake is usage on stderr and exit 2. */
 describe('CLI usage', () => {
   let database: TestDatabase;
   beforeAll(async () => {
@@ -24,7 +24,9 @@ describe('CLI usage', () => {
       const result = await cli(flag);
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
       expect(result.stdout).toMatch(/^Usage: npm run cli -- <command> \[flags\]\n/);
-      for (const command of commands) expect(result.stdout).toContain(`  ${command.usage}\n`);
+      for (const command of commands) {
+        expect(result.stdout).toContain(`  ${command.usage}\n      ${command.description}\n`);
+      }
     },
   );
 
@@ -41,8 +43,46 @@ describe('CLI usage', () => {
         stderr: '',
         stdout:
           'Usage: npm run cli -- clients:create --name <name> --scopes "<s1 s2>" [--grants client_credentials,password]\n\n' +
-          'Registers an OAuth client; prints its id and its secret (shown this once).\n',
+          'Registers an OAuth client; prints its id and its secret (shown this once).\n\n' +
+          'Options:\n' +
+          '  --name    A name for people (at most 255 characters).\n' +
+          '  --scopes  Scopes the client may request, separated by spaces or commas: customers:read, customers:write, webhooks:read, webhooks:write.\n' +
+          '  --grants  Grants the client may use, comma-separated (default: client_credentials).\n',
       });
+    },
+  );
+
+  it('every command has a description, and every option of it a description', () => {
+    for (const command of commands) {
+      expect({ command: command.name, description: command.description.trim() }).toEqual({
+        command: command.name,
+        description: expect.stringMatching(/^\S.{9,}$/),
+      });
+      const options = Object.keys(command.options).sort();
+      const described = Object.entries(command.flags ?? {})
+        .filter(([, text]) => text.trim().length >= 10)
+        .map(([name]) => name)
+        .sort();
+      expect({ command: command.name, options }).toEqual({
+        command: command.name,
+        options: described,
+      });
+    }
+  });
+
+  it.each(commands.map((command) => [command.name, command] as const))(
+    '`%s --help` prints its usage, description and options on stdout, exit 0',
+    async (name, command) => {
+      const result = await cli(name, '--help');
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(result.stdout).toMatch(
+        new RegExp(
+          `^Usage: npm run cli -- ${escape(command.usage)}\n\n${escape(command.description)}\n`,
+        ),
+      );
+      for (const [flag, text] of Object.entries(command.flags ?? {})) {
+        expect(result.stdout).toMatch(new RegExp(`\n  --${escape(flag)} +${escape(text)}\n`));
+      }
     },
   );
 
@@ -81,3 +121,7 @@ describe('CLI usage', () => {
     expect(JSON.parse(result.stdout)).toEqual({ id: expect.any(Number), username: 'bea' });
   });
 });
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

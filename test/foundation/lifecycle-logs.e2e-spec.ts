@@ -18,7 +18,10 @@ const serviceLines = (output: string): LogLine[] =>
     .map((line) => JSON.parse(line) as LogLine)
     .filter((line) => line.msg !== 'request completed');
 
-/** What an operator reads: one line on start, one on stopping, one when stopped (README "Logs"). */
+/**
+ * What an operator reads: one line on start, one on stopping, one when stopped
+ * (docs/operations.md).
+ */
 describe('start and stop, as logged', () => {
   let database: TestDatabase;
   beforeAll(async () => {
@@ -119,7 +122,7 @@ describe('start and stop, as logged', () => {
 });
 
 /**
- * A start that cannot succeed: one line naming the cause, exit 1, no retries. The README's 10 s
+ * A start that cannot succeed: one line naming the cause, exit 1, no retries. The documented 10 s
  * bound holds with seconds to spare on an idle machine (3–5 s measured); the kill here comes later,
  * so that a loaded CI machine (node itself slow to load) does not fail it, while the retries this
  * replaced (10 attempts, ~31 s) still would.

@@ -36,7 +36,7 @@ function parseExposition(text: string) {
   return { types, samples, value };
 }
 
-/** README "Metrics": METRICS_PORT serves GET /metrics, and only that port does. */
+/** docs/operations.md "Metrics": METRICS_PORT serves GET /metrics, and only that port does. */
 describe('metrics', () => {
   let t: TestApp;
   let metricsUrl: string;

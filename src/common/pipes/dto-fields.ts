@@ -66,7 +66,7 @@ export function splitUnknownFields(
   const fields = declaredFields(metatype);
   // A plain object, not Object.create(null): its keys are declared property names only (never
   // `__proto__`), and V8 keeps a null-prototype object in dictionary mode, which made copying it
-  // onto the DTO instance the slowest line of a webhook's validation (BENCHMARKS.md).
+  // onto the DTO instance the slowest line of a webhook's validation (docs/benchmarks.md).
   const known: Record<string, unknown> = {};
   const errors = new Map<string, string[]>();
   for (const key of Object.keys(value)) {

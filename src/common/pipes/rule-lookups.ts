@@ -11,7 +11,7 @@ const cached = new WeakSet<Storage>();
  * tests every class that has rules for being a parent of it, and groups what it found by
  * property. Those answers change only when a rule is added (when a decorated class is declared),
  * so they are kept here until then. The lookups were about a quarter of a PUT body's validation,
- * and 2–3 % of a PUT's and 2 % of a webhook delivery's CPU (BENCHMARKS.md, fourteenth session).
+ * and 2–3 % of a PUT's and 2 % of a webhook delivery's CPU (docs/benchmarks.md, fourteenth session).
  * Lookups by schema name or validation group are left as they were: the service uses neither.
  *
  * The kept arrays are handed out again: class-validator only reads them (it filters into new

@@ -152,7 +152,7 @@ export class AppValidationPipe extends ValidationPipe {
    * The same answer as `transform()` for a body of a flat DTO (JSON primitives only, no
    * class-transformer decorators, synchronous rules: checked at first use), without its
    * asynchronous round and class-transformer's copy: the body's keys are set on a new instance
-   * and validated synchronously. The general path was 11 % of a PUT's CPU (BENCHMARKS.md).
+   * and validated synchronously. The general path was 11 % of a PUT's CPU (docs/benchmarks.md).
    */
   validateFlat<T extends object>(metatype: Type<T>, value: unknown): T {
     assertFlat(metatype);
