@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
       .map((c) => `  ${c.usage}${c.description ? `\n      ${c.description}` : ''}`)
       .join('\n')}\n`;
   const commandUsage = (c: CliCommand) =>
-    `Usage: npm run cli -- ${c.usage}\n${c.description ? `\n${c.description}\n` : ''}`;
+    `Usage: npm run cli -- ${c.usage}\n${c.description ? `\n${c.description}\n` : ''}${c.help ? `\n${c.help}\n` : ''}`;
   const find = (name: string | undefined) => commands.find((c) => c.name === name);
 
   const [name, ...rest] = argv;

@@ -13,6 +13,8 @@ export interface CliCommand {
   usage: string;
   /** One sentence for `help` and `<command> --help`. */
   description?: string;
+  /** More, for `<command> --help` only: what it does in detail and each flag. */
+  help?: string;
   options: CliOptions;
   /**
    * `app`: runs inside the Nest application context (migrations applied on boot).
