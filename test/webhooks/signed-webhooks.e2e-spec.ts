@@ -4,12 +4,13 @@ import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 import { WebhookSecretCipher } from '../../src/webhooks/webhook-secret-cipher.js';
+import { WebhookSignatures } from '../../src/webhooks/webhook-signatures.service.js';
 import { WebhookSigningSecret } from '../../src/webhooks/webhook-signing-secret.entity.js';
 import { WebhookSigningSecretsService } from '../../src/webhooks/webhook-signing-secrets.service.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
-import { runNode } from '../support/processes.js';
+import { freePort, runNode } from '../support/processes.js';
 import { bearerChallenges, errors, webhookSignature } from '../support/responses.js';
 
 // The CLI tests run the built CLI as a separate process, seconds each on a busy machine.
@@ -379,6 +380,56 @@ describe('signed webhooks (Standard Webhooks, per client)', () => {
       );
       expect(help.stdout).toContain('--retire <n>');
       expect(help.stdout).toContain('WEBHOOK_SECRET_KEY');
+    });
+  });
+  describe('secrets that cannot be decrypted (fail closed)', () => {
+    it('refuse the deliveries of their client (500, logged), not accept them unsigned', async () => {
+      const sender = await senderHeaders(t);
+      const rows = t.db.getRepository(WebhookSigningSecret);
+      const id = randomUUID();
+      await rows.insert({
+        id,
+        clientId: sender.clientId,
+        slot: 1,
+        encryptedSecret: WebhookSecretCipher.fromText(randomBytes(32).toString('base64')).encrypt(
+          `whsec_${randomBytes(32).toString('base64')}`,
+          `webhook-signing-secret:${id}:${sender.clientId}`,
+        ),
+        createdAt: Date.now(),
+      });
+      expect(await t.app.get(WebhookSignatures).reload()).toEqual([
+        expect.stringMatching(/^WEBHOOK_SECRET_KEY does not decrypt/),
+      ]);
+      const res = await post(sender.write, text(attemptCompleted()));
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual(errors.internal);
+      expect(await eventsOf(sender.clientId)).toEqual([]);
+      await rows.delete({ id });
+      expect(await t.app.get(WebhookSignatures).reload()).toEqual([]);
+      await post(sender.write, text(attemptCompleted())).expect(200);
+    });
+
+    it('stop a server from starting without the key, or with another one', async () => {
+      await secrets().create((await senderHeaders(t)).clientId);
+      const start = async (key: string | undefined) =>
+        runNode(
+          'dist/src/main.js',
+          [],
+          { DATABASE_URL: t.database.url, PORT: String(await freePort()), WEBHOOK_SECRET_KEY: key },
+          25000,
+        );
+      const database = t.database.url.replace(/\/\/[^@/]*@/, '//');
+      expect(await start(undefined)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `Start-up failed (database ${database}): WEBHOOK_SECRET_KEY is not set, but webhook signing secrets are stored: set it to the key they were created with.\n`,
+      });
+      const other = await start(randomBytes(32).toString('hex'));
+      expect(other.code).toBe(1);
+      expect(other.stderr).toMatch(
+        /: WEBHOOK_SECRET_KEY does not decrypt a stored webhook signing secret/,
+      );
+      expect(other.stderr).not.toContain(KEY);
     });
   });
 });
