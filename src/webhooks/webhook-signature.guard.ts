@@ -6,7 +6,7 @@ import {
   type RawBodyRequest,
   UseGuards,
 } from '@nestjs/common';
-import { ApiHeader, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiHeader, ApiServiceUnavailableResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import { ErrorDto } from '../common/openapi/error.dto.js';
@@ -59,8 +59,14 @@ export function VerifyWebhookSignature() {
     }),
     ApiUnauthorizedResponse({
       type: ErrorDto,
+      // Joined by @nestjs/swagger to @RequireScopes()' description of the same status.
       description:
-        'Missing, invalid, expired or revoked token (`WWW-Authenticate: Bearer`); or, for a client with a signing secret, a signature that is missing, malformed, stale or wrong (`WWW-Authenticate: WebhookSignature realm="webhooks"`).',
+        'For a client with a signing secret, also: a webhook signature missing, malformed, stale or wrong (`WWW-Authenticate: WebhookSignature realm="webhooks"`).',
+    }),
+    ApiServiceUnavailableResponse({
+      type: ErrorDto,
+      description:
+        "The database cannot be reached; or the client's signing secrets cannot be decrypted (WEBHOOK_SECRET_KEY missing or changed on this instance: logged).",
     }),
   );
 }

@@ -4,7 +4,10 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { ClusterEvents } from '../cluster/cluster-events.js';
-import { ApiException } from '../common/exceptions/api.exception.js';
+import {
+  ApiException,
+  ServiceUnavailableApiException,
+} from '../common/exceptions/api.exception.js';
 import type { Environment } from '../config/environment.js';
 import { WebhookSecretCipher } from './webhook-secret-cipher.js';
 import type { WebhookSigningSecret } from './webhook-signing-secret.entity.js';
@@ -32,7 +35,7 @@ const TIMESTAMP = /^[0-9]{1,12}$/;
 const SIGNATURE_LIST = /^[^\s,]+,[^\s,]+( [^\s,]+,[^\s,]+)*$/;
 
 /** A client's live secrets, or why they cannot be used (its deliveries are then refused). */
-type ClientSecrets = { webhooks: Webhook[] } | { problem: string };
+type ClientSecrets = { webhooks: Webhook[] } | { problem: string; reported?: boolean };
 
 /**
  * Which clients sign their deliveries, and with what. Every secret is kept in memory, decrypted,
@@ -86,8 +89,15 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
   verify(clientId: string, headers: IncomingHttpHeaders, body: Buffer | undefined): void {
     const secrets = this.byClient.get(clientId);
     if (secrets === undefined) return;
-    // Fail closed: a client whose secrets cannot be opened gets no delivery accepted (500, logged).
-    if ('problem' in secrets) throw new Error(secrets.problem);
+    // Fail closed: a client whose secrets cannot be opened gets no delivery accepted, and a
+    // sender retries a 503 (the operator sees why in the log, once per reload).
+    if ('problem' in secrets) {
+      if (!secrets.reported) this.logger.error(`client ${clientId}: ${secrets.problem}`);
+      secrets.reported = true;
+      throw new ServiceUnavailableApiException(
+        'The webhook signature cannot be checked right now.',
+      );
+    }
 
     const missing = HEADERS.filter((name) => !headers[name]);
     if (missing.length > 0) {

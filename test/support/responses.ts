@@ -96,4 +96,5 @@ export const webhookSignature = {
     message:
       'The webhook signature does not match this delivery (its webhook-id, webhook-timestamp and body as sent).',
   },
+  unavailable: { message: 'The webhook signature cannot be checked right now.' },
 } as const;
