@@ -6,8 +6,11 @@
 // runs it.
 // Usage: node bench/instructions.mjs <a|b|c|e> [--pg postgres://…] [--requests 10000]
 //        [--warmup 10000] [--node-arg=<flag>]... (extra node flags for the server, as in
-//        bench/run.mjs)
+//        bench/run.mjs) [--signed]
 //   a: GET company, b: PUT company, c: POST /v2/webhooks, e: client_credentials token
+//   --signed: c's client has a signing secret and every delivery is signed (Standard Webhooks)
+//   --webhook-id: c's deliveries carry a fresh webhook-id, unsigned (what --signed compares to:
+//   a webhook-id, signed or not, makes it the idempotency key instead of the attempt_id)
 // Counts the main thread only: the checkpoint worker's timer runs ~50x as often per request
 // under valgrind as it does at full speed. Takes 3–5 minutes.
 import autocannon from 'autocannon';
@@ -16,6 +19,8 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Buffer } from 'node:buffer';
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { commandLine } from './command-line.mjs';
 import { freePort } from './baseline.mjs';
 import { companyUpdate, SCOPES, webhookDelivery } from './requests.mjs';
@@ -29,6 +34,8 @@ const { values: args, positionals } = commandLine(import.meta.url, {
     requests: { type: 'string', default: '10000' },
     warmup: { type: 'string', default: '10000' },
     'node-arg': { type: 'string', multiple: true, default: [] },
+    signed: { type: 'boolean', default: false },
+    'webhook-id': { type: 'boolean', default: false },
   },
 });
 const scenario = positionals[0];
@@ -52,6 +59,7 @@ const env = {
   PORT: String(port),
   THROTTLE_TOKEN_PER_IP: '100000000',
   THROTTLE_TOKEN_FAILURES_PER_CLIENT: '100000000',
+  WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
 };
 const cli = (...cliArgs) =>
   JSON.parse(
@@ -64,6 +72,19 @@ const cli = (...cliArgs) =>
   );
 const client = cli('clients:create', '--name', 'bench', '--scopes', SCOPES);
 cli('customers:seed', '--count', '1000');
+const signer = args.signed
+  ? new Webhook(cli('clients:webhook-secret', '--client-id', client.client_id).secret)
+  : undefined;
+/** Standard Webhooks headers for a delivery body, signed now (the signing is not counted). */
+const signed = (body) => {
+  const id = `msg_${randomBytes(8).toString('hex')}`;
+  const at = new Date();
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signer.sign(id, at, body),
+  };
+};
 
 const out = join(work, 'callgrind.out');
 const server = spawn(
@@ -116,8 +137,17 @@ try {
         return { method: 'GET', path: `/v2/customers/${id}/company` };
       case 'b':
         return companyUpdate(id, n);
-      case 'c':
-        return webhookDelivery(n);
+      case 'c': {
+        const delivery = webhookDelivery(n);
+        if (signer) return { ...delivery, headers: signed(delivery.body) };
+        if (args['webhook-id']) {
+          return {
+            ...delivery,
+            headers: { 'webhook-id': `msg_${randomBytes(8).toString('hex')}` },
+          };
+        }
+        return delivery;
+      }
       default:
         return tokenRequest;
     }
@@ -133,7 +163,14 @@ try {
         authorization: `Bearer ${token.access_token}`,
         'content-type': 'application/json',
       },
-      requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
+      requests: [
+        {
+          setupRequest: (request) => {
+            const changes = next();
+            return { ...request, ...changes, headers: { ...request.headers, ...changes.headers } };
+          },
+        },
+      ],
     });
     if (result['2xx'] !== amount) throw new Error(`${amount - result['2xx']} requests failed`);
   };

@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { OAUTH_ROUTE } from './common/oauth-routes.js';
+import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
 import {
   clientErrorHandler,
@@ -159,6 +160,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     'application/json',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
+      keepRawBody(request, body as Buffer);
       try {
         assertReadable(request.headers);
         done(null, jsonBody(body as Buffer, { findRepeatedKeys: OAUTH_ROUTE.test(request.url) }));

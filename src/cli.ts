@@ -25,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
     const options = flags.length
       ? `\nOptions:\n${flags.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}\n`).join('')}`
       : '';
-    return `Usage: npm run cli -- ${c.usage}\n\n${c.description}\n${options}`;
+    return `Usage: npm run cli -- ${c.usage}\n\n${c.description}\n${c.help ? `\n${c.help}\n` : ''}${options}`;
   };
   const find = (name: string | undefined) => commands.find((c) => c.name === name);
 

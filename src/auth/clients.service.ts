@@ -48,6 +48,12 @@ export class ClientsService {
     return { clientId: client.id, clientSecret };
   }
 
+  /** Throws ClientNotFoundException unless the client is registered (disabled or not). */
+  async assertExists(clientId: string): Promise<void> {
+    const found = PLAUSIBLE_ID.test(clientId) && (await this.clients.stateOf(clientId));
+    if (!found) throw new ClientNotFoundException();
+  }
+
   /** Refuses the client from now on, and with it every token it was ever issued. */
   async disable(clientId: string): Promise<{ clientId: string; tokensNotBefore: number }> {
     const client = PLAUSIBLE_ID.test(clientId) ? await this.clients.findById(clientId) : null;

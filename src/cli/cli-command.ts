@@ -13,6 +13,8 @@ export interface CliCommand {
   usage: string;
   /** One sentence for `help` and `<command> --help`. */
   description: string;
+  /** More, for `<command> --help` only: what it does in detail. */
+  help?: string;
   options: CliOptions;
   /** What each of `options` means, by option name, for `<command> --help`. */
   flags?: Record<string, string>;

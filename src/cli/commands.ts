@@ -7,12 +7,14 @@ import {
   webhooksReplayCommand,
   webhooksSeedCommand,
 } from '../webhooks/webhooks.commands.js';
+import { clientsWebhookSecretCommand } from '../webhooks/webhook-signing-secrets.commands.js';
 import type { CliCommand } from './cli-command.js';
 
 /** Every command of `npm run cli -- <command>`; each module exports its own. */
 export const commands: CliCommand[] = [
   dbStatusCommand,
   ...authCommands,
+  clientsWebhookSecretCommand,
   ...keysCommands,
   customersCreateCommand,
   customersSeedCommand,

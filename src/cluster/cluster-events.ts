@@ -7,8 +7,8 @@ import { PostgresNotifications } from '../database/postgres-notifications.js';
 import { RedisConnection } from './redis-connection.js';
 
 /** What instances tell each other. */
-export type ClusterTopic = 'token-state' | 'signing-keys';
-const TOPICS: readonly ClusterTopic[] = ['token-state', 'signing-keys'];
+export type ClusterTopic = 'token-state' | 'signing-keys' | 'webhook-secrets';
+const TOPICS: readonly ClusterTopic[] = ['token-state', 'signing-keys', 'webhook-secrets'];
 
 /**
  * A message, or null after the channel was (re)established: messages sent meanwhile may be lost,

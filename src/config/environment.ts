@@ -142,6 +142,18 @@ export class Environment {
   })
   REDIS_URL?: string;
 
+  /**
+   * Encrypts the webhook signing secrets at rest (AES-256-GCM): 32 random bytes, as 64 hex digits
+   * or base64 (`openssl rand -base64 32`). Unset, `clients:webhook-secret` refuses to create a
+   * secret, and the server refuses to start while secrets are stored (docs/contract.md §6).
+   */
+  @IsOptional()
+  @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)$/, {
+    message:
+      'WEBHOOK_SECRET_KEY must be 32 random bytes as 64 hex digits or base64 (openssl rand -base64 32)',
+  })
+  WEBHOOK_SECRET_KEY?: string;
+
   @Transform(toInt)
   @IsInt({ message: 'HTTP_HEADERS_TIMEOUT_MS must be an integer from 100 to 120000' })
   @Min(100, { message: 'HTTP_HEADERS_TIMEOUT_MS must be an integer from 100 to 120000' })
@@ -159,10 +171,15 @@ export class InvalidEnvironmentError extends Error {
   override readonly name = 'InvalidEnvironmentError';
 }
 
+/** Variables whose value is a secret: a bad one is named, never echoed (logs keep no secret). */
+const SECRET_VARIABLES = new Set(['TOKEN_SIGNING_KEY', 'WEBHOOK_SECRET_KEY']);
+
 function flatten(errors: ValidationError[]): string[] {
   return errors.flatMap((error) => {
     const messages = Object.values(error.constraints ?? {});
-    const shown = JSON.stringify(String(error.value));
+    const shown = SECRET_VARIABLES.has(error.property)
+      ? 'a value that is not shown'
+      : JSON.stringify(String(error.value));
     return messages.length ? [`${messages[0]} (got ${shown})`] : flatten(error.children ?? []);
   });
 }

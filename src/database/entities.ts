@@ -7,6 +7,7 @@ import { Counter } from './counter.entity.js';
 
 import { CompletedAttempt } from '../learning/completed-attempt.entity.js';
 import { WebhookEvent } from '../webhooks/webhook-event.entity.js';
+import { WebhookSigningSecret } from '../webhooks/webhook-signing-secret.entity.js';
 
 /** Every TypeORM entity of the service; listed (not globbed) so every runner loads the same set. */
 export const entities = [
@@ -18,4 +19,5 @@ export const entities = [
   SigningKey,
   WebhookEvent,
   CompletedAttempt,
+  WebhookSigningSecret,
 ];

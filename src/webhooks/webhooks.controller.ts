@@ -33,6 +33,7 @@ import { WebhookProcessingFailedException } from './webhook.exceptions.js';
 import { type ValidDelivery, WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
+import { VerifyWebhookSignature } from './webhook-signature.guard.js';
 import { WebhooksService } from './webhooks.service.js';
 import { deliveryBodySchema, describeDeliveries } from './webhooks.openapi.js';
 
@@ -55,6 +56,7 @@ export class WebhooksController {
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Receive a webhook: validate, store, process, then answer.' })
+  @VerifyWebhookSignature()
   @RequireScopes('webhooks:write')
   @ApiBody({ schema: deliveryBodySchema })
   @ApiHeader({
@@ -62,7 +64,6 @@ export class WebhooksController {
     required: false,
     description: "Identifies a delivery across retries; else the event's natural key does.",
   })
-  @ApiHeader({ name: 'webhook-id', required: false, description: 'Same as Idempotency-Key.' })
   @ApiDataResponse(WebhookAcceptedDto)
   @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
   @ApiInternalServerErrorResponse({

@@ -9,6 +9,10 @@ import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksService } from './webhooks.service.js';
+import { WebhookSignatureGuard } from './webhook-signature.guard.js';
+import { WebhookSignatures } from './webhook-signatures.service.js';
+import { WebhookSigningSecretsRepository } from './webhook-signing-secrets.repository.js';
+import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.js';
 
 /**
  * Webhook intake (docs/contract.md §6). Knows no event: every @WebhookHandler() provider of any module
@@ -26,6 +30,10 @@ import { WebhooksService } from './webhooks.service.js';
     WebhookEventBlocks,
     WebhookRetention,
     WebhookSeeder,
+    WebhookSigningSecretsRepository,
+    WebhookSigningSecretsService,
+    WebhookSignatures,
+    WebhookSignatureGuard,
   ],
   exports: [WebhookProcessor, WebhookEventBlocks, WebhookRetention, WebhookSeeder],
 })

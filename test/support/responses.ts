@@ -77,3 +77,24 @@ export const oauthErrors = {
 
 /** Headers every answer of the /oauth endpoints carries (RFC 6749 §5.1). */
 export const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
+
+/** Signed webhook deliveries refused (docs/contract.md §6): 401 with this challenge. */
+export const webhookSignature = {
+  challenge: 'WebhookSignature realm="webhooks"',
+  missing: (names: string) => ({
+    message: `The webhook signature is missing: this client signs its deliveries, so the webhook-id, webhook-timestamp and webhook-signature headers are required (missing: ${names}).`,
+  }),
+  malformedTimestamp: {
+    message: 'The webhook-timestamp header is malformed: it must be Unix time in seconds.',
+  },
+  malformedSignature: {
+    message:
+      'The webhook-signature header is malformed: it must be space-separated v1,<base64> signatures.',
+  },
+  stale: { message: "The webhook-timestamp is more than 5 minutes away from the server's clock." },
+  mismatch: {
+    message:
+      'The webhook signature does not match this delivery (its webhook-id, webhook-timestamp and body as sent).',
+  },
+  unavailable: { message: 'The webhook signature cannot be checked right now.' },
+} as const;

@@ -1,0 +1,72 @@
+import {
+  applyDecorators,
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  type RawBodyRequest,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiHeader, ApiServiceUnavailableResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/principal.js';
+import { ErrorDto } from '../common/openapi/error.dto.js';
+import { KeepRawBody } from '../common/parsers/raw-body.js';
+import { WebhookSignatures } from './webhook-signatures.service.js';
+
+type SignedRequest = RawBodyRequest<FastifyRequest> & { user: Principal };
+
+/**
+ * Standard Webhooks signatures for the clients that have a signing secret (docs/contract.md §6);
+ * the others pass untouched. Runs after the bearer guard (it needs the client) and before the
+ * body's validation pipe: token, scope, signature, body.
+ */
+@Injectable()
+export class WebhookSignatureGuard implements CanActivate {
+  constructor(private readonly signatures: WebhookSignatures) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<SignedRequest>();
+    this.signatures.verify(request.user.clientId, request.headers, request.rawBody);
+    return true;
+  }
+}
+
+/**
+ * The signature check on a route, with its raw body kept and its OpenAPI headers. Place it above
+ * @RequireScopes(): guards declared higher run later, and this one needs the token's client.
+ */
+export function VerifyWebhookSignature() {
+  return applyDecorators(
+    KeepRawBody(),
+    UseGuards(WebhookSignatureGuard),
+    ApiHeader({
+      name: 'webhook-id',
+      required: false,
+      description:
+        "The delivery's id (Standard Webhooks); identifies it across retries like Idempotency-Key. Required, and signed, for a client with a signing secret.",
+    }),
+    ApiHeader({
+      name: 'webhook-timestamp',
+      required: false,
+      description:
+        'Unix time in seconds when the delivery was signed; refused more than 5 minutes from the server clock. Required for a client with a signing secret.',
+    }),
+    ApiHeader({
+      name: 'webhook-signature',
+      required: false,
+      description:
+        'Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` signatures, any one by a live secret of the client (clients:webhook-secret). Required for a client with a signing secret.',
+    }),
+    ApiUnauthorizedResponse({
+      type: ErrorDto,
+      // Joined by @nestjs/swagger to @RequireScopes()' description of the same status.
+      description:
+        'For a client with a signing secret, also: a webhook signature missing, malformed, stale or wrong (`WWW-Authenticate: WebhookSignature realm="webhooks"`).',
+    }),
+    ApiServiceUnavailableResponse({
+      type: ErrorDto,
+      description:
+        "The database cannot be reached; or the client's signing secrets cannot be decrypted (WEBHOOK_SECRET_KEY missing or changed on this instance: logged).",
+    }),
+  );
+}

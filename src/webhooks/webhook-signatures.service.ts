@@ -1,0 +1,206 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { ClusterEvents } from '../cluster/cluster-events.js';
+import {
+  ApiException,
+  ServiceUnavailableApiException,
+} from '../common/exceptions/api.exception.js';
+import type { Environment } from '../config/environment.js';
+import { WebhookSecretCipher } from './webhook-secret-cipher.js';
+import type { WebhookSigningSecret } from './webhook-signing-secret.entity.js';
+import { WebhookSigningSecretsRepository } from './webhook-signing-secrets.repository.js';
+
+/** The additional data a stored secret is encrypted with: its row and its client. */
+export const secretContext = (id: string, clientId: string) =>
+  `webhook-signing-secret:${id}:${clientId}`;
+
+/**
+ * 401 for a delivery whose Standard Webhooks signature is missing, malformed, stale or wrong
+ * (docs/contract.md §6). The message says which of those, never which secret was tried.
+ */
+export class WebhookSignatureException extends ApiException {
+  readonly status = 401;
+  constructor(message: string) {
+    super(message);
+    this.headers['WWW-Authenticate'] = 'WebhookSignature realm="webhooks"';
+  }
+}
+
+const HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+const TIMESTAMP = /^[0-9]{1,12}$/;
+/** Space-separated `<version>,<signature>` pairs; the library checks the `v1` ones. */
+const SIGNATURE_LIST = /^[^\s,]+,[^\s,]+( [^\s,]+,[^\s,]+)*$/;
+
+/** A client's live secrets, or why they cannot be used (its deliveries are then refused). */
+type ClientSecrets = { webhooks: Webhook[] } | { problem: string; reported?: boolean };
+
+/**
+ * Which clients sign their deliveries, and with what. Every secret is kept in memory, decrypted,
+ * so that a delivery costs no database work, signed or not: loaded at start (a stored secret the
+ * key cannot open stops the start), changed at once by this instance's own commands, pushed by
+ * ClusterEvents from other processes (within about 1 s on PostgreSQL or Redis), and reloaded every
+ * REVOCATION_REFRESH_MS all the same (the only way on SQLite), like revoked tokens.
+ */
+@Injectable()
+export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(WebhookSignatures.name);
+  private readonly cipher?: WebhookSecretCipher;
+  private byClient = new Map<string, ClientSecrets>();
+  /** Row id → its secret, so that a reload decrypts only the rows it has not seen. */
+  private opened = new Map<string, Webhook>();
+  private loading: Promise<string[]> = Promise.resolve([]);
+  private busy = false;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly secrets: WebhookSigningSecretsRepository,
+    private readonly events: ClusterEvents,
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly config: ConfigService<Environment, true>,
+  ) {
+    const key = config.get('WEBHOOK_SECRET_KEY', { infer: true });
+    if (key) this.cipher = WebhookSecretCipher.fromText(key);
+  }
+
+  async onModuleInit() {
+    // The CLI receives no deliveries: it only changes secrets.
+    if (!this.adapterHost.httpAdapter) return;
+    this.events.subscribe('webhook-secrets', () => this.refresh());
+    const [problem] = await this.reload();
+    if (problem) throw new Error(problem);
+    const every = this.config.get('REVOCATION_REFRESH_MS', { infer: true });
+    this.timer = setInterval(() => this.refresh(), every);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy() {
+    clearInterval(this.timer);
+    await this.loading.catch(() => undefined);
+  }
+
+  /**
+   * Checks a delivery of `clientId` when that client has signing secrets: the three headers, the
+   * timestamp within 5 minutes of the clock, and a `v1` signature over `body`, the bytes as
+   * received, by one of its secrets (every one is tried, in constant time, by standardwebhooks).
+   */
+  verify(clientId: string, headers: IncomingHttpHeaders, body: Buffer | undefined): void {
+    const secrets = this.byClient.get(clientId);
+    if (secrets === undefined) return;
+    // Fail closed: a client whose secrets cannot be opened gets no delivery accepted, and a
+    // sender retries a 503 (the operator sees why in the log, once per reload).
+    if ('problem' in secrets) {
+      if (!secrets.reported) this.logger.error(`client ${clientId}: ${secrets.problem}`);
+      secrets.reported = true;
+      throw new ServiceUnavailableApiException(
+        'The webhook signature cannot be checked right now.',
+      );
+    }
+
+    const missing = HEADERS.filter((name) => !headers[name]);
+    if (missing.length > 0) {
+      throw new WebhookSignatureException(
+        `The webhook signature is missing: this client signs its deliveries, so the webhook-id, webhook-timestamp and webhook-signature headers are required (missing: ${missing.join(', ')}).`,
+      );
+    }
+    const signed = {
+      'webhook-id': headers['webhook-id'] as string,
+      'webhook-timestamp': headers['webhook-timestamp'] as string,
+      'webhook-signature': headers['webhook-signature'] as string,
+    };
+    if (!TIMESTAMP.test(signed['webhook-timestamp'])) {
+      throw new WebhookSignatureException(
+        'The webhook-timestamp header is malformed: it must be Unix time in seconds.',
+      );
+    }
+    if (!SIGNATURE_LIST.test(signed['webhook-signature'])) {
+      throw new WebhookSignatureException(
+        'The webhook-signature header is malformed: it must be space-separated v1,<base64> signatures.',
+      );
+    }
+
+    const payload = body ?? '';
+    let verified = false;
+    let stale = false;
+    // Every secret, without stopping at the first match: the time taken does not tell which.
+    for (const webhook of secrets.webhooks) {
+      try {
+        webhook.verify(payload, signed, { jsonParse: false });
+        verified = true;
+      } catch (error) {
+        if (!(error instanceof WebhookVerificationError)) throw error;
+        stale ||= /timestamp/i.test(error.message);
+      }
+    }
+    if (stale) {
+      throw new WebhookSignatureException(
+        "The webhook-timestamp is more than 5 minutes away from the server's clock.",
+      );
+    }
+    if (!verified) {
+      throw new WebhookSignatureException(
+        'The webhook signature does not match this delivery (its webhook-id, webhook-timestamp and body as sent).',
+      );
+    }
+  }
+
+  /**
+   * Reads every stored secret again (after those in progress), and resolves to the problems
+   * found: secrets that cannot be decrypted, whose clients' deliveries are refused meanwhile.
+   */
+  reload(): Promise<string[]> {
+    this.loading = this.loading.catch(() => []).then(() => this.load());
+    return this.loading;
+  }
+
+  /** A timer's or another instance's call: keeps the last state when the database fails. */
+  private refresh() {
+    if (this.busy) return;
+    this.busy = true;
+    this.reload()
+      .then((problems) => {
+        if (problems.length > 0) this.logger.error(problems[0]);
+      })
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error }, 'could not reload the webhook signing secrets'),
+      )
+      .finally(() => (this.busy = false));
+  }
+
+  private async load(): Promise<string[]> {
+    const rows = await this.secrets.all();
+    const byClient = new Map<string, ClientSecrets>();
+    const opened = new Map<string, Webhook>();
+    const problems: string[] = [];
+    for (const row of rows) {
+      const secrets = byClient.get(row.clientId) ?? { webhooks: [] };
+      if ('problem' in secrets) continue;
+      try {
+        const webhook = this.opened.get(row.id) ?? this.open(row);
+        opened.set(row.id, webhook);
+        secrets.webhooks.push(webhook);
+        byClient.set(row.clientId, secrets);
+      } catch (error) {
+        const problem = (error as Error).message;
+        problems.push(problem);
+        byClient.set(row.clientId, { problem });
+      }
+    }
+    this.byClient = byClient;
+    this.opened = opened;
+    return problems;
+  }
+
+  private open(row: WebhookSigningSecret): Webhook {
+    if (!this.cipher) {
+      throw new Error(
+        'WEBHOOK_SECRET_KEY is not set, but webhook signing secrets are stored: set it to the key they were created with.',
+      );
+    }
+    return new Webhook(
+      this.cipher.decrypt(row.encryptedSecret, secretContext(row.id, row.clientId)),
+    );
+  }
+}
