@@ -1,7 +1,9 @@
+import { availableParallelism } from 'node:os';
 import request from 'supertest';
 import { createClient, createUser, TestClient } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors, noStore, oauthErrors } from '../support/responses.js';
+import { UNTHROTTLED } from './limits.js';
 
 /**
  * docs/contract.md §3 limits, lowered: 5 requests a minute from one address, 3 failed attempts a minute
@@ -201,6 +203,66 @@ describe('throttling of the token endpoint', () => {
           ...credentials(client),
         })
         .expect(200);
+    }
+  });
+});
+
+/**
+ * docs/contract.md §2: no request stalls beyond 5 s. Password checks are slow by design (scrypt
+ * on cores − 1 threads): a flood of wrong passwords from a few addresses, each address within
+ * its limits, must not hold up another caller's grant; what the threads cannot serve in time is
+ * refused at once, with Retry-After.
+ */
+describe('password grants under a flood of wrong passwords', () => {
+  let t: TestApp;
+  let client: TestClient;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { TRUST_PROXY: 'loopback', ...UNTHROTTLED } });
+    client = await createClient(t);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('serves a real grant within 5 s, and answers the flood with invalid_grant or an immediate 429/503 with Retry-After', async () => {
+    const user = await createUser(t);
+    const grant = (address: string, username: string, password: string) =>
+      request(t.http).post('/oauth/token').set('x-forwarded-for', address).send({
+        grant_type: 'password',
+        username,
+        password,
+        scope: 'customers:read',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
+    // 25 unknown usernames from each of 8 addresses per hashing thread: far more than the threads
+    // hash in 5 s, each address and username within its limits.
+    const count = 8 * 25 * Math.max(1, availableParallelism() - 1);
+    const flood = Array.from({ length: count }, async (_, i) => {
+      const started = Date.now();
+      const res = await grant(`198.51.100.${(i % 8) + 1}`, `nobody-${i}`, 'wrong password');
+      return { res, ms: Date.now() - started };
+    });
+    // The real grant arrives once the flood is in (its first answers are out).
+    await Promise.race(flood);
+    const started = Date.now();
+    const real = await grant('192.0.2.7', user.username, user.password);
+    const took = Date.now() - started;
+    expect(real.status).toBe(200);
+    expect(took).toBeLessThan(5000);
+
+    const all = await Promise.all(flood);
+    for (const { res } of all) {
+      if (res.status === 400) {
+        expect(res.body).toEqual(oauthErrors.invalidGrant);
+      } else {
+        expect({ status: res.status, body: res.body }).toEqual(
+          res.status === 429
+            ? { status: 429, body: errors.tooManyRequests }
+            : { status: 503, body: errors.databaseUnavailable },
+        );
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
     }
   });
 });
