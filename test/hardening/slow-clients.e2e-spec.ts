@@ -64,7 +64,7 @@ describe('slow and abusive clients (the built server)', () => {
         const req = httpGet(`${server.baseUrl}/health`, { agent }, (res) => {
           res.resume();
           res.on('end', () =>
-            resolve({ status: res.statusCode!, keepAlive: res.headers['keep-alive'] }),
+            resolve({ status: res.statusCode!, keepAlive: String(res.headers['keep-alive']) }),
           );
         });
         req.on('socket', (socket) => sockets.add(socket));
