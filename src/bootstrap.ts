@@ -144,6 +144,10 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   let closing = false;
   fastify.addHook('preClose', (done) => {
     closing = true;
+    // A connection whose request finishes from now on is closed right after its answer, not
+    // kept idle for the keep-alive timeout (72 s), which the stop would wait out. Idle ones are
+    // closed by Fastify as it closes.
+    fastify.server.keepAliveTimeout = 1;
     done();
   });
   fastify.addHook('onRequest', (request, reply, done) => {
