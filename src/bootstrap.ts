@@ -27,7 +27,10 @@ const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
 type AdapterSettings = Pick<
   Environment,
-  'TRUST_PROXY' | 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS'
+  | 'TRUST_PROXY'
+  | 'HTTP_HEADERS_TIMEOUT_MS'
+  | 'HTTP_REQUEST_TIMEOUT_MS'
+  | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
 >;
 type AppSettings = Pick<Environment, 'CORS_ORIGINS'>;
 
@@ -42,7 +45,10 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     // Slow clients are cut off: idle sockets, headers that trickle in, bodies that never end.
     connectionTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
     requestTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
-    keepAliveTimeout: 5_000,
+    // Between requests, though, a kept-alive connection waits longer than the clients and
+    // proxies in front of the service keep theirs idle, so that they close it, never the server
+    // as they send on it (environment.ts).
+    keepAliveTimeout: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     return503OnClosing: false,
     http: {
       // The URL and header limits are checked on each request (headStatus); Node's parser only
@@ -139,6 +145,10 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   let closing = false;
   fastify.addHook('preClose', (done) => {
     closing = true;
+    // A connection whose request finishes from now on is closed right after its answer, not
+    // kept idle for the keep-alive timeout (72 s), which the stop would wait out. Idle ones are
+    // closed by Fastify as it closes.
+    fastify.server.keepAliveTimeout = 1;
     done();
   });
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { parseArgs } from 'node:util';
 import { type CliCommand, CliUsageError } from './cli/cli-command.js';
-import { InvalidEnvironmentError, loadEnvFile, validateEnvironment } from './config/environment.js';
+import { loadEnvFile, validateEnvironment } from './config/environment.js';
 
 // Logs go to stderr so that stdout holds exactly one JSON object; only warnings unless asked for
 // in the real environment (set before .env is read, so the server's LOG_LEVEL there does not apply).
@@ -103,14 +103,17 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    const message =
-      error instanceof InvalidEnvironmentError
-        ? error.message
-        : String((error as Error)?.message ?? error);
-    process.stderr.write(`${JSON.stringify({ error: message })}\n`);
-    process.exit(1);
-  },
-);
+/**
+ * Exits once stdout and stderr have taken everything written: on a pipe they write
+ * asynchronously, and process.exit() would cut a long output (a replay's summary) short.
+ */
+function exitAfterOutput(code: number) {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+}
+
+main(process.argv.slice(2)).then(exitAfterOutput, async (error: unknown) => {
+  // Loaded only on failure: it brings the ORM, which `--help` does not need.
+  const { cliErrorMessage } = await import('./cli/cli-errors.js');
+  process.stderr.write(`${JSON.stringify({ error: cliErrorMessage(error) })}\n`);
+  exitAfterOutput(1);
+});

@@ -9,7 +9,12 @@ import {
   loadEnvFile,
   validateEnvironment,
 } from './config/environment.js';
-import { databaseForLog, listenAddress, startedLine } from './logging/lifecycle-log.js';
+import {
+  databaseForLog,
+  exitOnceLogged,
+  listenAddress,
+  startedLine,
+} from './logging/lifecycle-log.js';
 
 /** A start-up failure, already worded as the one line the operator reads. */
 class StartupError extends Error {}
@@ -37,9 +42,13 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, `stopping (${signal}): finishing requests in flight`);
-    // Exit once the log lines are written: exiting with an asynchronous write in flight could
-    // put the last line before the one still being written.
-    const exit = (code: number) => logger.flush(() => process.exit(code));
+    // Exit once the log lines are written: the `stopped` line is the last thing an operator sees.
+    let exiting = false;
+    const exit = (code: number) => {
+      if (exiting) return;
+      exiting = true;
+      exitOnceLogged(logger, code);
+    };
     const force = setTimeout(() => {
       logger.error({ signal }, `stop after ${signal} took over 10 s; exiting`);
       exit(1);

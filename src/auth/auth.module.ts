@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { AccessTokenService } from './access-tokens.service.js';
 import { BearerAuthentication } from './bearer-authentication.js';
 import { ClientsService } from './clients.service.js';
+import { ClientSecretHasher } from './secret-hash.js';
 import { OAuthClientsRepository } from './oauth-clients.repository.js';
 import { OAuthController } from './oauth.controller.js';
 import { RevocationService } from './revocation.service.js';
@@ -33,6 +34,7 @@ import { WellKnownController } from './well-known.controller.js';
     AccessTokenService,
     TokenStateService,
     TokenVerifier,
+    ClientSecretHasher,
     ClientsService,
     UsersService,
     RevocationService,

@@ -6,7 +6,7 @@ import { OAuthClientsRepository } from './oauth-clients.repository.js';
 import type { ClientCredentials } from './oauth-request.js';
 import { ClientNotFoundException, InvalidClientException } from './oauth.exceptions.js';
 import type { Scope } from './scopes.js';
-import { generateClientSecret, hashClientSecret, verifyClientSecret } from './secret-hash.js';
+import { ClientSecretHasher, generateClientSecret } from './secret-hash.js';
 import { ThrottlingService } from './throttling.service.js';
 import { TokenStateService } from './token-state.service.js';
 import { TokenVerifier } from './token-verifier.service.js';
@@ -23,12 +23,27 @@ const PLAUSIBLE_ID = /^[\x21-\x7e]{1,64}$/;
 
 @Injectable()
 export class ClientsService {
+  /** Authenticated in place of a client that does not exist: disabled, and its hash a stand-in. */
+  private readonly unknownClient: OAuthClient;
+
   constructor(
     private readonly clients: OAuthClientsRepository,
     private readonly state: TokenStateService,
     private readonly verifier: TokenVerifier,
     private readonly throttling: ThrottlingService,
-  ) {}
+    private readonly secrets: ClientSecretHasher,
+  ) {
+    this.unknownClient = Object.assign(new OAuthClient(), {
+      id: '00000000-0000-4000-8000-000000000000',
+      name: 'unknown client',
+      secretHash: secrets.unknownClientHash,
+      grants: ['client_credentials'],
+      scopes: ['customers:read'],
+      disabled: true,
+      tokensNotBefore: null,
+      createdAt: 0,
+    });
+  }
 
   /** Registers a client; the secret is returned here once and stored only as a hash. */
   async create(input: NewClient): Promise<{ clientId: string; clientSecret: string }> {
@@ -36,7 +51,7 @@ export class ClientsService {
     const client = Object.assign(new OAuthClient(), {
       id: randomUUID(),
       name: input.name,
-      secretHash: hashClientSecret(clientSecret),
+      secretHash: this.secrets.hash(clientSecret),
       grants: [...new Set(input.grants)],
       scopes: [...new Set(input.scopes)],
       disabled: false,
@@ -68,20 +83,23 @@ export class ClientsService {
 
   /**
    * The client, when the credentials are right and it is enabled; otherwise one answer for every
-   * case, after the same work. Failures count against the client id from that address and, past
-   * the limit, the client id is refused (429) there without looking at the secret until the
-   * minute is over.
+   * case, after the same work: an unknown id gets a stand-in client, read and checked as a real
+   * one is (docs/contract.md §3: "in about the same time"). Failures count against the client id
+   * from that address and, past the limit, the client id is refused (429) there without looking
+   * at the secret until the minute is over.
    */
   async authenticate(credentials: ClientCredentials, address: string): Promise<OAuthClient> {
     const { clientId, clientSecret, usedBasic } = credentials;
     const failures = this.throttling.clientFailuresFrom(clientId, address);
     // The counter (a Redis round trip when shared) and the client are read at the same time.
-    const [, client] = await Promise.all([
+    const [, { client, found }] = await Promise.all([
       failures.refuseIfExhausted(),
-      PLAUSIBLE_ID.test(clientId) ? this.clients.findById(clientId) : null,
+      PLAUSIBLE_ID.test(clientId)
+        ? this.clients.findOrStandIn(clientId, this.unknownClient)
+        : { client: this.unknownClient, found: false },
     ]);
-    const secretMatches = verifyClientSecret(clientSecret, client?.secretHash);
-    if (!client || !secretMatches || client.disabled) {
+    const secretMatches = this.secrets.verify(clientSecret, client.secretHash);
+    if (!found || !secretMatches || client.disabled) {
       await failures.record();
       throw new InvalidClientException(usedBasic);
     }

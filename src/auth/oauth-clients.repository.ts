@@ -10,6 +10,9 @@ const STATE = { id: true, disabled: true, tokensNotBefore: true } as const;
 /** Every query of `oauth_clients`. */
 @Injectable()
 export class OAuthClientsRepository {
+  /** The stand-in's row, as the database would give it (findOrStandIn). */
+  private standInRow?: Record<string, unknown>;
+
   /** The read of every token request. */
   private readonly byId: (parameters: { id: string }) => Promise<OAuthClient | null>;
 
@@ -23,6 +26,21 @@ export class OAuthClientsRepository {
 
   findById(id: string): Promise<OAuthClient | null> {
     return this.byId({ id });
+  }
+
+  /**
+   * The client with this id, or `standIn` when there is none, either way as a row of the table
+   * made into an entity: the conversion of a found row is most of the cost of finding it (about
+   * 7 of 14 µs here), so an unknown id that skipped it would be answered measurably sooner.
+   */
+  async findOrStandIn(
+    id: string,
+    standIn: OAuthClient,
+  ): Promise<{ client: OAuthClient; found: boolean }> {
+    const client = await this.byId({ id });
+    if (client) return { client, found: true };
+    this.standInRow ??= this.db.dehydrate(OAuthClient, standIn);
+    return { client: this.db.hydrate(OAuthClient, [this.standInRow])[0], found: false };
   }
 
   states(): Promise<ClientStateRow[]> {

@@ -70,6 +70,16 @@ export class TooManyAttemptsException extends ApiException {
   }
 }
 
+/** 503 with Retry-After: more password checks at once than the hashing threads serve in time. */
+export class PasswordChecksBusyException extends ApiException {
+  readonly status = 503;
+
+  constructor(retryAfterSeconds: number) {
+    super('The service is temporarily unavailable.');
+    this.headers['Retry-After'] = String(retryAfterSeconds);
+  }
+}
+
 export class ClientNotFoundException extends NotFoundApiException {
   constructor() {
     super('Client not found.');

@@ -1,6 +1,8 @@
-import { generateClientSecret, hashClientSecret, verifyClientSecret } from './secret-hash.js';
+import { ClientSecretHasher, generateClientSecret } from './secret-hash.js';
 
 describe('client secret hashing', () => {
+  const hasher = new ClientSecretHasher();
+
   it('generates 256-bit URL-safe secrets, different each time', () => {
     const a = generateClientSecret();
     expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -9,20 +11,24 @@ describe('client secret hashing', () => {
 
   it('accepts the secret and refuses anything else', () => {
     const secret = generateClientSecret();
-    const stored = hashClientSecret(secret);
+    const stored = hasher.hash(secret);
     expect(stored).toMatch(/^hmac-sha256\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]+$/);
     expect(stored).not.toContain(secret);
-    expect(verifyClientSecret(secret, stored)).toBe(true);
-    expect(verifyClientSecret(`${secret}x`, stored)).toBe(false);
-    expect(verifyClientSecret('', stored)).toBe(false);
+    expect(hasher.verify(secret, stored)).toBe(true);
+    expect(hasher.verify(`${secret}x`, stored)).toBe(false);
+    expect(hasher.verify('', stored)).toBe(false);
   });
 
   it('salts: one secret hashed twice gives two hashes', () => {
-    expect(hashClientSecret('same')).not.toBe(hashClientSecret('same'));
+    expect(hasher.hash('same')).not.toBe(hasher.hash('same'));
   });
 
-  it('refuses an unknown client (no stored hash) and a corrupt hash', () => {
-    expect(verifyClientSecret('anything', undefined)).toBe(false);
-    expect(verifyClientSecret('anything', 'garbage')).toBe(false);
+  it("refuses against the unknown client's hash, which has a real hash's form, and a corrupt hash", () => {
+    const real = hasher.hash(generateClientSecret()).split('$');
+    const standIn = hasher.unknownClientHash.split('$');
+    expect(standIn.map((part) => part.length)).toEqual(real.map((part) => part.length));
+    expect(standIn[0]).toBe(real[0]);
+    expect(hasher.verify('anything', hasher.unknownClientHash)).toBe(false);
+    expect(hasher.verify('anything', 'garbage')).toBe(false);
   });
 });

@@ -1,6 +1,16 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { InvalidGrantException, UsernameTakenException } from './oauth.exceptions.js';
-import { hashPassword, stopPasswordThreads, verifyPassword } from './password-hash.js';
+import {
+  InvalidGrantException,
+  PasswordChecksBusyException,
+  TooManyAttemptsException,
+  UsernameTakenException,
+} from './oauth.exceptions.js';
+import {
+  hashPassword,
+  PasswordHashingBusyError,
+  stopPasswordThreads,
+  verifyPassword,
+} from './password-hash.js';
 import { ThrottlingService } from './throttling.service.js';
 import { User } from './user.entity.js';
 import { UsersRepository } from './users.repository.js';
@@ -61,7 +71,17 @@ export class UsersService implements OnApplicationShutdown {
     await failures.refuseIfExhausted();
 
     const user = isPlausibleUsername(username) ? await this.users.findByUsername(username) : null;
-    if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
+    const matches = await verifyPassword(password, user?.passwordHash, { address, username }).catch(
+      (error: unknown) => {
+        // Hashing is saturated, or this address or username has its share waiting: refused at
+        // once rather than answered after the contract's 5 s (password-hash.ts).
+        if (!(error instanceof PasswordHashingBusyError)) throw error;
+        throw error.reason === 'share'
+          ? new TooManyAttemptsException(error.retryAfterSeconds)
+          : new PasswordChecksBusyException(error.retryAfterSeconds);
+      },
+    );
+    if (!matches || !user) {
       await failures.record();
       throw new InvalidGrantException();
     }

@@ -15,7 +15,19 @@ describe('validateEnvironment', () => {
       TOKEN_AUDIENCE: 'api',
       TRUST_PROXY: false,
       SQLITE_LOCK_TIMEOUT_MS: 5000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 72000,
     });
+  });
+
+  it('takes HTTP_KEEP_ALIVE_TIMEOUT_MS from 1 s to 10 min, refusing anything else', () => {
+    expect(validateEnvironment({ HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000' })).toMatchObject({
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 65000,
+    });
+    for (const raw of ['999', '600001', '5s', '-1']) {
+      expect(() => validateEnvironment({ HTTP_KEEP_ALIVE_TIMEOUT_MS: raw })).toThrow(
+        /HTTP_KEEP_ALIVE_TIMEOUT_MS must be an integer from 1000 to 600000/,
+      );
+    }
   });
 
   it.each([

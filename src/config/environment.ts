@@ -165,6 +165,18 @@ export class Environment {
   @Min(100, { message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer from 100 to 600000' })
   @Max(600000, { message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer from 100 to 600000' })
   HTTP_REQUEST_TIMEOUT_MS = 30000;
+
+  /**
+   * How long an idle keep-alive connection stays open. Above what the clients and proxies in
+   * front keep idle connections for (nginx's upstream keepalive_timeout 60 s, cloud load
+   * balancers 60 s and more), so that they always close first: a server closing a connection as
+   * a proxy reuses it costs that request (a 502 that is not retried). 72 s, Fastify's default.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_KEEP_ALIVE_TIMEOUT_MS must be an integer from 1000 to 600000' })
+  @Min(1000, { message: 'HTTP_KEEP_ALIVE_TIMEOUT_MS must be an integer from 1000 to 600000' })
+  @Max(600000, { message: 'HTTP_KEEP_ALIVE_TIMEOUT_MS must be an integer from 1000 to 600000' })
+  HTTP_KEEP_ALIVE_TIMEOUT_MS = 72000;
 }
 
 export class InvalidEnvironmentError extends Error {

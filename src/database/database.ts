@@ -155,6 +155,19 @@ export class Database implements OnModuleDestroy {
     });
   }
 
+  /** An entity as a row of its table, with TypeORM's value conversion (hydrate()'s inverse). */
+  dehydrate<T extends ObjectLiteral>(entity: EntityTarget<T>, value: T): Row {
+    const { driver } = this.dataSource;
+    const row: Row = {};
+    for (const column of this.dataSource.getMetadata(entity).columns) {
+      row[column.databaseName] = driver.preparePersistentValue(
+        column.getEntityValue(value),
+        column,
+      ) as unknown;
+    }
+    return row;
+  }
+
   /** One read statement on committed data. */
   async select(statement: Statement): Promise<Row[]> {
     const sqlite = this.sqlite;

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import pino, { type Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { Environment } from '../config/environment.js';
 
@@ -53,4 +54,29 @@ export async function startedLine(
       `listening on ${address}, database ${database}, ${rows.length} migrations applied (latest ${latest})` +
       (perInstance ? `; ${PER_INSTANCE_LIMITS}` : ''),
   };
+}
+
+/** How long the last lines may take to be written before the process exits anyway. */
+const LAST_LINES_MS = 5000;
+
+/**
+ * Exits with `code` once every line logged so far is written. pino's flush() does not wait for a
+ * write in flight (sonic-boom, pino.destination()'s stream, calls back at once when it buffers
+ * nothing), so exiting on its callback lost the last line whenever stdout was slow to take it;
+ * ending the destination waits for everything (and leaves stdout and stderr open). A reader that
+ * never takes the lines does not keep the process: it exits after LAST_LINES_MS.
+ */
+export function exitOnceLogged(logger: Logger, code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), LAST_LINES_MS).unref();
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | { fd?: unknown; end?: () => void; once?: (event: string, listener: () => void) => void }
+    | undefined;
+  if (typeof stream?.fd === 'number' && stream.end && stream.once) {
+    stream.once('close', () => process.exit(code));
+    stream.end();
+    return;
+  }
+  // Any other destination (pino-pretty on a terminal, a test's stream) writes synchronously.
+  logger.flush(() => process.exit(code));
 }

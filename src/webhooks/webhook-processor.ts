@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
+import { EntityNotFoundError, type EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import { Database } from '../database/database.js';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
@@ -27,6 +27,13 @@ export interface DeliverySource {
 }
 
 export type ReplayResult = 'processed' | 'failed' | 'skipped';
+
+/** What a replay did with one event; `row` is null when the event was deleted meanwhile. */
+export interface ReplayOutcome {
+  id: string;
+  row: WebhookEvent | null;
+  result: ReplayResult;
+}
 
 /** A handler threw; carries the cause out of the transaction so that it rolls back. */
 class HandlerFailure extends Error {
@@ -120,35 +127,74 @@ export class WebhookProcessor {
     }
   }
 
-  /** Re-runs one failed event; a processed one is left alone ('skipped'). */
-  async replay(id: string): Promise<{ row: WebhookEvent; result: ReplayResult }> {
+  /**
+   * Re-runs one failed event; a processed one is left alone ('skipped'), and so is one deleted
+   * while the replay ran (a prune beside it): it is gone, there is nothing left to process.
+   */
+  async replay(id: string): Promise<ReplayOutcome> {
     const row = await this.events.findById(id);
     if (!row) throw new WebhookNotFoundException();
-    if (row.status !== 'failed') return { row, result: 'skipped' };
-    let settled: WebhookEvent;
+    if (row.status !== 'failed') return { id, row, result: 'skipped' };
+    let settled: WebhookEvent | null;
     try {
       settled = await this.db.transaction((manager) => this.retry(manager, row));
     } catch (error) {
+      // retry() re-reads the row it could not claim: deleted since it was read above.
+      if (error instanceof EntityNotFoundError) return { id, row: null, result: 'skipped' };
       if (!(error instanceof HandlerFailure)) throw error;
-      settled = await this.recordFailure(row, error);
+      settled = await this.recordReplayFailure(row, error);
     }
-    return { row: settled, result: settled.status === 'processed' ? 'processed' : 'failed' };
+    if (!settled) return { id, row: null, result: 'skipped' };
+    return { id, row: settled, result: settled.status === 'processed' ? 'processed' : 'failed' };
   }
 
   /**
    * Re-runs every event that had failed when the replay started, oldest attempt first. One that
-   * fails again gets a new attempt time, after the start, and so is not retried twice.
+   * fails again gets a new attempt time, after the start, and so is not retried twice. One
+   * deleted meanwhile (pruned) is skipped, and the replay goes on.
    */
-  async replayFailed(): Promise<{ row: WebhookEvent; result: ReplayResult }[]> {
+  async replayFailed(): Promise<ReplayOutcome[]> {
     const started = new Date();
-    const results: { row: WebhookEvent; result: ReplayResult }[] = [];
+    const results: ReplayOutcome[] = [];
     let after: FailedEvent | undefined;
     for (;;) {
       const batch = await this.events.failedBefore(started, after, REPLAY_BATCH);
-      for (const { id } of batch) results.push(await this.replay(id));
+      for (const { id } of batch) {
+        results.push(
+          await this.replay(id).catch((error: unknown) => {
+            if (error instanceof WebhookNotFoundException) {
+              return { id, row: null, result: 'skipped' as const };
+            }
+            throw error;
+          }),
+        );
+      }
       if (batch.length < REPLAY_BATCH) return results;
       after = batch[batch.length - 1];
     }
+  }
+
+  /**
+   * A replayed handler failed again: one more attempt on the stored row, never a new row (unlike
+   * a delivery's failure, recordFailure()), so that an event pruned meanwhile stays deleted.
+   * Resolves to the row as stored, or null when it is gone.
+   */
+  private async recordReplayFailure(
+    row: WebhookEvent,
+    failure: HandlerFailure,
+  ): Promise<WebhookEvent | null> {
+    this.logger.error(
+      { err: failure.cause, webhookId: row.id, event: row.event },
+      'webhook handler failed',
+    );
+    const lastError = failure.message.slice(0, MAX_ERROR_LENGTH);
+    return this.db.transaction(async (manager) => {
+      await this.events.recordAnotherFailure(manager, row, lastError);
+      return this.events.findByIdIn(manager, row.id).catch((error: unknown) => {
+        if (error instanceof EntityNotFoundError) return null;
+        throw error;
+      });
+    });
   }
 
   /**

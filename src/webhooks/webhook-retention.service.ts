@@ -79,10 +79,14 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
 
   /** Deletes the events in `status` last attempted before `before`, oldest first, in batches. */
   private async pruneStatus(status: string, before: Date): Promise<number> {
+    // The condition is repeated on the rows deleted: on PostgreSQL a row changed meanwhile (a
+    // failed event that a replay just processed) is checked again as it is now, whereas the
+    // subquery's ids are not, and a processed event would be deleted with the failed ones.
     const statement = this.db.sql(
       `DELETE FROM webhook_events WHERE id IN (
          SELECT id FROM webhook_events WHERE status = :status AND last_attempt_at < :before
-         ORDER BY last_attempt_at LIMIT :batch)`,
+         ORDER BY last_attempt_at LIMIT :batch)
+       AND status = :status AND last_attempt_at < :before`,
       { status, before, batch: PRUNE_BATCH },
     );
     let deleted = 0;
@@ -90,7 +94,9 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
       const started = performance.now();
       const { affected } = await this.db.execute(statement);
       deleted += affected;
-      if (affected < PRUNE_BATCH || this.stopping.signal.aborted) return deleted;
+      // Not `affected < PRUNE_BATCH`: a batch whose rows changed meanwhile deletes fewer than it
+      // found, with more behind it.
+      if (affected === 0 || this.stopping.signal.aborted) return deleted;
       const pause = (performance.now() - started) * PAUSE_PER_BATCH_TIME;
       await sleep(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
     }

@@ -8,7 +8,9 @@ import { UUID_PATTERN } from './uuid-v7.js';
 /**
  * `webhooks:replay --id <uuid>` or `webhooks:replay --failed`: runs failed events' handlers again.
  * Prints `{"processed":n,"failed":n,"skipped":n,"events":[{id, event, result, status, attempts,
- * last_error}]}`; an event that is not failed is skipped, never processed twice.
+ * last_error}]}`; an event that is not failed is skipped, never processed twice, and so is one
+ * deleted while the replay runs (`webhooks:prune` beside it): `{id, result: "skipped", status:
+ * "deleted"}`.
  */
 export const webhooksReplayCommand: CliCommand = {
   name: 'webhooks:replay',
@@ -39,14 +41,18 @@ export const webhooksReplayCommand: CliCommand = {
       processed: count('processed'),
       failed: count('failed'),
       skipped: count('skipped'),
-      events: outcomes.map(({ row, result }) => ({
-        id: row.id,
-        event: row.event,
-        result,
-        status: row.status,
-        attempts: row.attempts,
-        last_error: row.lastError,
-      })),
+      events: outcomes.map(({ id, row, result }) =>
+        row === null
+          ? { id, result, status: 'deleted' }
+          : {
+              id: row.id,
+              event: row.event,
+              result,
+              status: row.status,
+              attempts: row.attempts,
+              last_error: row.lastError,
+            },
+      ),
     };
   },
 };

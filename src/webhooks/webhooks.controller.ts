@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   ApiBody,
   ApiExtraModels,
@@ -30,12 +30,25 @@ import {
 } from './dto/webhook-event.dto.js';
 import { WebhookListQueryDto } from './dto/webhook-list-query.dto.js';
 import { WebhookProcessingFailedException } from './webhook.exceptions.js';
-import { type ValidDelivery, WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
+import {
+  SENDER_KEY_PATTERN,
+  SenderKeyHeader,
+  SenderKeyPipe,
+  type ValidDelivery,
+  WebhookDeliveryPipe,
+} from './webhook-delivery.pipe.js';
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { VerifyWebhookSignature } from './webhook-signature.guard.js';
 import { WebhooksService } from './webhooks.service.js';
 import { deliveryBodySchema, describeDeliveries } from './webhooks.openapi.js';
+
+const SENDER_KEY_SCHEMA = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: SENDER_KEY_PATTERN,
+} as const;
 
 @ApiTags('webhooks')
 @Controller('v2/webhooks')
@@ -62,10 +75,22 @@ export class WebhooksController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
-    description: "Identifies a delivery across retries; else the event's natural key does.",
+    description:
+      "Identifies a delivery across retries; else the event's natural key does. 1–255 visible ASCII characters, else 422 naming the header.",
+    schema: SENDER_KEY_SCHEMA,
+  })
+  @ApiHeader({
+    name: 'webhook-id',
+    required: false,
+    description: 'Same as Idempotency-Key (which wins when both are sent), with the same rule.',
+    schema: SENDER_KEY_SCHEMA,
   })
   @ApiDataResponse(WebhookAcceptedDto)
-  @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
+  @ApiUnprocessableEntityResponse({
+    type: ValidationErrorDto,
+    description:
+      'Invalid delivery: `errors` names each bad field (`event`, `payload.<field>`) or header (`Idempotency-Key`, `webhook-id`).',
+  })
   @ApiInternalServerErrorResponse({
     type: WebhookFailedDto,
     description:
@@ -73,13 +98,13 @@ export class WebhooksController {
   })
   async receive(
     @Body(WebhookDeliveryPipe) delivery: ValidDelivery,
-    @Headers('idempotency-key') idempotencyKey: string | undefined,
-    @Headers('webhook-id') webhookId: string | undefined,
+    @SenderKeyHeader('idempotency-key', SenderKeyPipe) idempotencyKey: string | undefined,
+    @SenderKeyHeader('webhook-id', SenderKeyPipe) webhookId: string | undefined,
     @CurrentPrincipal() principal: Principal,
   ): Promise<WebhookAcceptedDto> {
     const row = await this.processor.receive(delivery, {
       clientId: principal.clientId,
-      senderKey: idempotencyKey || webhookId || undefined,
+      senderKey: idempotencyKey ?? webhookId,
     });
     this.metrics.webhookDelivered(row.event, row.status === 'failed' ? 'failed' : 'processed');
     if (row.status === 'failed') throw new WebhookProcessingFailedException(row.id);

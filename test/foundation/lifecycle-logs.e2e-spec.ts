@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { migrations } from '../../src/database/migrations.js';
 import { PER_INSTANCE_LIMITS } from '../../src/logging/lifecycle-log.js';
 import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';
@@ -76,6 +77,45 @@ describe('start and stop, as logged', () => {
     expect(server.output()).not.toContain('not-for-logs');
   });
 
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'after %s the last line is `stopped`, written before exit even while stdout is slow to take it',
+    async (signal) => {
+      const server = await startServer({ DATABASE_URL: database.url, LOG_LEVEL: 'info' });
+      const stdout = server.child.stdout!;
+      // A reader that falls behind (a busy log shipper): request lines pile up in the server
+      // while it stops, then are taken at about 400 KB/s.
+      stdout.pause();
+      // About 1 MB of them: more than the pipe holds, and more than the reader takes (in about
+      // 2.5 s) while the server stops.
+      for (let batch = 0; batch < 80; batch++) {
+        await Promise.all(
+          Array.from({ length: 50 }, () =>
+            fetch(`${server.baseUrl}/health`).then((res) => res.arrayBuffer()),
+          ),
+        );
+      }
+      const reader = setInterval(() => stdout.read(4096), 10);
+      server.child.kill(signal);
+      const [code] = (await once(server.child, 'exit')) as [number | null];
+      clearInterval(reader);
+      stdout.resume();
+      if (!stdout.readableEnded) await once(stdout, 'end');
+
+      expect(code).toBe(0);
+      const lines = serviceLines(server.output());
+      expect(lines.slice(-2).map(({ msg }) => msg)).toEqual([
+        `stopping (${signal}): finishing requests in flight`,
+        'stopped',
+      ]);
+      // Every request line made it out too, before those two.
+      const requests = server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"request completed"'));
+      expect(requests.length).toBeGreaterThanOrEqual(4000);
+    },
+  );
+
   it("Nest's own module and route lines are debug lines", async () => {
     const server = await startServer({ DATABASE_URL: database.url, LOG_LEVEL: 'debug' });
     expect(await server.stop()).toBe(0);
@@ -103,6 +143,10 @@ describe('start and stop, as logged', () => {
     }
     const serverPid = serviceLines(output)[0].pid as number;
     expect(serverPid).not.toBe(npm.pid);
+    // Node's own defaults (docs/contract.md §8): no heap cap, no GC flags; `npm run start:small`
+    // is the tuned variant.
+    const command = readFileSync(`/proc/${serverPid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    expect(command.slice(1)).toEqual(['dist/src/main.js']);
 
     npm.kill('SIGTERM');
     await once(npm, 'exit');

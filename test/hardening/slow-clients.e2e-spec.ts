@@ -1,3 +1,4 @@
+import { Agent, get as httpGet } from 'node:http';
 import { connect, Socket } from 'node:net';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
 import { ServerProcess, startServer } from '../support/processes.js';
@@ -52,6 +53,35 @@ describe('slow and abusive clients (the built server)', () => {
     const { ms } = await closed;
     expect(ms).toBeLessThan(5000);
   });
+
+  it('keeps an idle keep-alive connection open past 5 s and the slow-client limits', async () => {
+    // One connection, reused: a client (or a proxy) that idles between requests longer than
+    // the old 5 s must never find it closed under it.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    const get = () =>
+      new Promise<{ status: number; keepAlive: string | undefined }>((resolve, reject) => {
+        const req = httpGet(`${server.baseUrl}/health`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, keepAlive: String(res.headers['keep-alive']) }),
+          );
+        });
+        req.on('socket', (socket) => sockets.add(socket));
+        req.on('error', reject);
+      });
+    try {
+      expect(await get()).toEqual({ status: 200, keepAlive: 'timeout=72' });
+      for (let round = 0; round < 2; round++) {
+        // The idle gap between requests (real time is what is being tested here).
+        await new Promise((r) => setTimeout(r, 6000));
+        expect(await get()).toEqual({ status: 200, keepAlive: 'timeout=72' });
+      }
+      expect(sockets.size).toBe(1);
+    } finally {
+      agent.destroy();
+    }
+  }, 30_000);
 
   it('keeps serving other clients meanwhile', async () => {
     const res = await fetch(`${server.baseUrl}/health`);

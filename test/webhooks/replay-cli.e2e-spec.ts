@@ -7,6 +7,7 @@ import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader } from '../support/auth.js';
+import { usingPostgres } from '../support/database.js';
 import { runNode } from '../support/processes.js';
 import { CREATE_TEST_JOBS, FlakyEventModule } from './flaky-event.module.js';
 
@@ -134,6 +135,76 @@ describe('CLI webhooks:replay', () => {
     expect(output.events.some((e) => e.id === later.id)).toBe(false);
     expect(await row(later.id)).toMatchObject({ status: 'failed', attempts: 1 });
   });
+
+  it('--failed beside webhooks:prune skips (and counts) the events pruned under it, exit 0', async () => {
+    // Failed events past their retention: the replay lists them, the prune deletes them.
+    const clientId = 'replay-beside-prune';
+    // Enough that the replay is still under way when the prune's first batch goes (SQLite
+    // replays about ten times as fast as PostgreSQL here).
+    const count = usingPostgres() ? 5_000 : 20_000;
+    const seeded = await runNode(
+      'dist/src/cli.js',
+      ['webhooks:seed', '--count', String(count), '--client-id', clientId, '--failed-every', '1'],
+      { DATABASE_URL: t.database.url },
+    );
+    expect(seeded.code).toBe(0);
+    const events = t.db.getRepository(WebhookEvent);
+    const longAgo = new Date(Date.now() - 91 * 24 * 60 * 60 * 1000);
+    // Past a failed event's retention (90 days after its last attempt).
+    await t.db.query(
+      t.database.url.startsWith('postgres')
+        ? `UPDATE webhook_events SET last_attempt_at = last_attempt_at - interval '91 days' WHERE client_id = $1`
+        : `UPDATE webhook_events SET last_attempt_at = strftime('%Y-%m-%d %H:%M:%f', last_attempt_at, '-91 days') WHERE client_id = ?`,
+      [clientId],
+    );
+    expect(await events.countBy({ clientId, status: 'failed' })).toBe(count);
+    const seededIds = new Set(
+      (await events.find({ select: { id: true }, where: { clientId } })).map((e) => e.id),
+    );
+    expect((await events.findOneByOrFail({ clientId })).lastAttemptAt!.getTime()).toBeLessThan(
+      longAgo.getTime() + 60_000,
+    );
+
+    const replay = runNode(
+      'dist/src/cli.js',
+      ['webhooks:replay', '--failed'],
+      { DATABASE_URL: t.database.url },
+      150_000,
+    );
+    // The prune starts once the replay is under way (its first events processed).
+    for (let i = 0; (await events.countBy({ clientId, status: 'processed' })) === 0; i++) {
+      if (i > 600) throw new Error('the replay processed nothing in 60 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const prune = runNode('dist/src/cli.js', ['webhooks:prune'], { DATABASE_URL: t.database.url });
+    const [replayed, pruned] = await Promise.all([replay, prune]);
+
+    expect(pruned.code).toBe(0);
+    expect(replayed.stderr).not.toMatch(/WebhookEvent|matching|Could not find/);
+    expect(replayed.code).toBe(0);
+    const summary = JSON.parse(replayed.stdout) as {
+      processed: number;
+      failed: number;
+      skipped: number;
+      events: { id: string; result: string; status: string }[];
+    };
+    const deleted = JSON.parse(pruned.stdout) as { deleted: number };
+    // Every seeded event the replay took either ran again (and stays) or was pruned under it
+    // (skipped); those pruned before the replay reached their batch are not listed at all.
+    // Failed events left by the tests above are replayed too (and some fail again).
+    const ours = summary.events.filter((e) => seededIds.has(e.id));
+    const skipped = ours.filter((e) => e.result === 'skipped');
+    const processed = ours.filter((e) => e.result === 'processed');
+    expect(skipped.length).toBeGreaterThan(0);
+    expect(skipped.length + processed.length).toBe(ours.length);
+    expect(skipped).toEqual(
+      skipped.map(({ id }) => ({ id, result: 'skipped', status: 'deleted' })),
+    );
+    expect(summary.skipped).toBe(summary.events.filter((e) => e.result === 'skipped').length);
+    expect(await events.countBy({ clientId, status: 'processed' })).toBe(processed.length);
+    expect(await events.countBy({ clientId })).toBe(processed.length);
+    expect(deleted.deleted).toBeGreaterThanOrEqual(count - processed.length);
+  }, 180_000);
 
   it('refuses a bad invocation with usage (exit 2) and an unknown id with exit 1', async () => {
     for (const args of [[], ['--id', 'nope']]) {

@@ -4,6 +4,7 @@ import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader, senderHeaders } from '../support/auth.js';
+import { rawRequest } from '../support/raw-http.js';
 import { errors } from '../support/responses.js';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -277,6 +278,38 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
         expect(c.body.data.id).not.toBe(a.body.data.id);
         expect(await attemptRows(first.payload.attempt_id)).toHaveLength(1);
         expect(await attemptRows(second.payload.attempt_id)).toEqual([]);
+      },
+    );
+
+    it.each(['Idempotency-Key', 'webhook-id'])(
+      'refuses a %s that is not 1 to 255 visible ASCII characters (422 naming it), storing nothing',
+      async (header) => {
+        const before = (await eventRows()).length;
+        const message = `The ${header} header must be 1 to 255 visible ASCII characters.`;
+        for (const key of ['k'.repeat(256), 'k'.repeat(4000), 'two words', '', 'tab\tkey']) {
+          const body = attemptCompleted();
+          const res = await post(body, { [header]: key });
+          expect([key.length, res.status]).toEqual([key.length, 422]);
+          expect(res.body).toEqual(errors.invalid({ [header]: [message] }));
+          expect(await attemptRows(body.payload.attempt_id)).toEqual([]);
+        }
+        // Bytes outside ASCII (a client library would refuse to send them), sent raw.
+        const body = JSON.stringify(attemptCompleted());
+        const raw = await rawRequest(
+          t,
+          `POST /v2/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: ${write}\r\n` +
+            `Content-Type: application/json\r\n${header}: caf\xe9\r\n` +
+            `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+        );
+        expect(raw.status).toBe(422);
+        expect(JSON.parse(raw.body)).toEqual(errors.invalid({ [header]: [message] }));
+        expect((await eventRows()).length).toBe(before);
+
+        // The longest key allowed is taken, and names the event on a redelivery.
+        const longest = `${Date.now()}`.padEnd(255, '~');
+        const first = await post(attemptCompleted(), { [header]: longest }).expect(200);
+        const again = await post(attemptCompleted(), { [header]: longest }).expect(200);
+        expect(again.body.data.id).toBe(first.body.data.id);
       },
     );
 
