@@ -11,8 +11,8 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LearningModule } from './learning/learning.module.js';
 import { LoggingModule } from './logging/logging.module.js';
-import { EnvelopeModule } from './envelope/envelope.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { PaginationModule } from './pagination/pagination.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({
@@ -31,7 +31,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
     MetricsModule,
     HealthModule,
     AuthModule,
-    EnvelopeModule,
+    PaginationModule,
     CustomersModule,
     WebhooksModule,
     LearningModule,

@@ -1,7 +1,9 @@
 import { Global, Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
 import { AccessTokenService } from './access-tokens.service.js';
-import { BearerAuthentication } from './bearer-authentication.js';
+import { BearerHeaderCheck } from './bearer-header-check.js';
 import { ClientsService } from './clients.service.js';
+import { BearerAuthGuard } from './guards/bearer-auth.guard.js';
 import { ClientSecretHasher } from './secret-hash.js';
 import { OAuthClientsRepository } from './oauth-clients.repository.js';
 import { OAuthController } from './oauth.controller.js';
@@ -9,6 +11,7 @@ import { RevocationService } from './revocation.service.js';
 import { RevokedTokensRepository } from './revoked-tokens.repository.js';
 import { SigningKeysRepository } from './signing-keys.repository.js';
 import { SigningKeysService } from './signing-keys.service.js';
+import { BearerStrategy } from './strategies/bearer.strategy.js';
 import { ThrottlingService } from './throttling.service.js';
 import { TokenGrantService } from './token-grant.service.js';
 import { TokenStateService } from './token-state.service.js';
@@ -19,11 +22,13 @@ import { WellKnownController } from './well-known.controller.js';
 
 /**
  * OAuth 2.0 token issuance (docs/contract.md §3), bearer tokens, revocation and introspection (§4).
- * Other modules protect routes with @RequireScopes() and read @CurrentPrincipal(); the module
- * is global so that the bearer guard finds the TokenVerifier from any module's routes.
+ * Other modules protect routes with @RequireScopes() (passport's 'bearer' strategy, BearerStrategy,
+ * through BearerAuthGuard) and read @CurrentPrincipal(); the module is global so that the guard
+ * is found from any module's routes.
  */
 @Global()
 @Module({
+  imports: [PassportModule],
   controllers: [OAuthController, WellKnownController],
   providers: [
     OAuthClientsRepository,
@@ -40,10 +45,12 @@ import { WellKnownController } from './well-known.controller.js';
     RevocationService,
     TokenGrantService,
     ThrottlingService,
-    BearerAuthentication,
+    BearerStrategy,
+    BearerAuthGuard,
+    BearerHeaderCheck,
   ],
   exports: [
-    BearerAuthentication,
+    BearerAuthGuard,
     ClientsService,
     UsersService,
     RevocationService,

@@ -10,7 +10,7 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { RawResponse } from '../envelope/envelope.js';
+import { RawResponse } from '../common/decorators/raw-response.decorator.js';
 import { Metrics } from '../metrics/metrics.service.js';
 import { ClientsService } from './clients.service.js';
 import { AuthorizationHeaders } from './decorators/authorization-headers.decorator.js';

@@ -2,7 +2,7 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Environment } from '../config/environment.js';
-import { RawResponse } from '../envelope/envelope.js';
+import { RawResponse } from '../common/decorators/raw-response.decorator.js';
 import { JwksDto, ServerMetadataDto } from './dto/well-known.dto.js';
 import { GRANT_TYPES } from './grant-types.js';
 import { SCOPES } from './scopes.js';

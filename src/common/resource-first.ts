@@ -1,9 +1,15 @@
-import type { Type } from '@nestjs/common';
+import type { CanActivate, Type } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { withRouteConfig } from './route-metadata.js';
 
 /** Fastify route config entry set by @ResourceBeforeBody(). */
 export const RESOURCE_FIRST = 'resourceFirst';
+
+/**
+ * Fastify route config entry: the guard (a provider) that decides before the route's body does,
+ * also when Fastify refused the body before the route ran (set by @RequireScopes()).
+ */
+export const GUARD_BEFORE_BODY = 'guardBeforeBody';
 
 /** Looks up a route's resource from the request's path; throws its 404 when there is none. */
 export interface ResourceLookup {
@@ -13,6 +19,7 @@ export interface ResourceLookup {
 declare module 'fastify' {
   interface FastifyContextConfig {
     [RESOURCE_FIRST]?: Type<ResourceLookup>;
+    [GUARD_BEFORE_BODY]?: Type<CanActivate>;
   }
 }
 

@@ -1,9 +1,8 @@
 import { Body, Controller, Get, Put } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
-import { AppValidationPipe } from '../common/pipes/validation.pipe.js';
 import { ResourceBeforeBody } from '../common/resource-first.js';
-import { ApiDataResponse, ValidationErrorDto } from '../envelope/api-response.decorators.js';
+import { ApiDataResponse, ValidationErrorDto } from '../common/openapi/api-response.decorators.js';
 import { ApiCustomerId, CustomerId, CustomerOfPath } from './customer-id.decorator.js';
 import { CustomersService } from './customers.service.js';
 import { CompanyDto } from './dto/company.dto.js';
@@ -12,8 +11,6 @@ import { UpdateCompanyDto } from './dto/update-company.dto.js';
 @ApiTags('customers')
 @Controller('v2/customers/:customer_id/company')
 export class CustomerCompanyController {
-  private readonly validation = new AppValidationPipe();
-
   constructor(private readonly customers: CustomersService) {}
 
   @Get()
@@ -32,16 +29,13 @@ export class CustomerCompanyController {
     summary: "Change a customer's company details: only the fields sent change.",
   })
   @ApiCustomerId()
-  @ApiBody({ type: UpdateCompanyDto })
   @ApiDataResponse(CompanyDto)
   @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
   async update(
     @CustomerId() id: number,
-    // Typed `unknown` so the global pipe leaves it alone: validateFlat() is its fast path for a
-    // flat DTO. An invalid body of an unknown customer is 404 first (@ResourceBeforeBody()).
-    @Body() body: unknown,
+    // An invalid body of an unknown customer is 404 first (@ResourceBeforeBody()).
+    @Body() changes: UpdateCompanyDto,
   ): Promise<CompanyDto> {
-    const changes = this.validation.validateFlat(UpdateCompanyDto, body);
     // A valid body needs no separate existence check: the UPDATE finds no row (404) by itself.
     return CompanyDto.from(await this.customers.updateCompany(id, changes));
   }

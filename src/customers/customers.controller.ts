@@ -1,11 +1,8 @@
 import { Body, Controller, Get, HttpStatus, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
-import {
-  ApiDataResponse,
-  ApiPaginatedResponse,
-  ValidationErrorDto,
-} from '../envelope/api-response.decorators.js';
+import { ApiDataResponse, ValidationErrorDto } from '../common/openapi/api-response.decorators.js';
+import { ApiPaginatedResponse } from '../pagination/api-paginated-response.decorator.js';
 import type { Page } from '../pagination/page.js';
 import { PageQueryDto, toPageRequest } from '../pagination/page-query.dto.js';
 import { ApiCustomerId, CustomerId } from './customer-id.decorator.js';

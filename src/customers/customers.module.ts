@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PaginationModule } from '../pagination/pagination.module.js';
 import { CustomerCompanyController } from './customer-company.controller.js';
 import { CustomerOfPath } from './customer-id.decorator.js';
 import { CustomerSeeder } from './customer-seeder.service.js';
@@ -7,6 +8,7 @@ import { CustomersRepository } from './customers.repository.js';
 import { CustomersService } from './customers.service.js';
 
 @Module({
+  imports: [PaginationModule],
   controllers: [CustomersController, CustomerCompanyController],
   providers: [CustomersRepository, CustomersService, CustomerSeeder, CustomerOfPath],
   exports: [CustomersService],

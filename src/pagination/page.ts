@@ -1,6 +1,6 @@
 import type { PageRequest } from './page-query.dto.js';
 
-/** What a paged route returns; the envelope (src/envelope/envelope.ts) turns it into `{data, meta}`. */
+/** What a paged route returns; the envelope interceptor (PaginationModule) sends toBody(). */
 export class Page<T> {
   constructor(
     readonly items: T[],
@@ -10,6 +10,12 @@ export class Page<T> {
 
   map<U>(fn: (item: T) => U): Page<U> {
     return new Page(this.items.map(fn), this.total, this.request);
+  }
+
+  /** The response body: `{data: [...], meta: {...}}` (docs/contract.md §7). */
+  toBody(): { data: T[]; meta: PageMeta } {
+    const { page, limit } = this.request;
+    return { data: this.items, meta: pageMeta(this.total, page, limit, this.items.length) };
   }
 }
 

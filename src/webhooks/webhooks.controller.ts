@@ -14,11 +14,8 @@ import {
 import { CurrentPrincipal } from '../auth/decorators/current-principal.decorator.js';
 import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
 import type { Principal } from '../auth/principal.js';
-import {
-  ApiDataResponse,
-  ApiPaginatedResponse,
-  ValidationErrorDto,
-} from '../envelope/api-response.decorators.js';
+import { ApiDataResponse, ValidationErrorDto } from '../common/openapi/api-response.decorators.js';
+import { ApiPaginatedResponse } from '../pagination/api-paginated-response.decorator.js';
 import { ErrorDto } from '../common/openapi/error.dto.js';
 import { Metrics } from '../metrics/metrics.service.js';
 import { Page } from '../pagination/page.js';

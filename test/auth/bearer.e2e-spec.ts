@@ -217,6 +217,26 @@ describe('bearer tokens', () => {
     });
   });
 
+  describe('a controller protected as the NestJS docs show: @UseGuards(BearerAuthGuard)', () => {
+    const guarded = (authorization?: string) => {
+      const req = request(t.http).get('/test/guarded');
+      return authorization === undefined ? req : req.set('authorization', authorization);
+    };
+
+    it('opens to a valid token of any scope, with its principal', async () => {
+      const other = await issueToken(t, client, ['webhooks:read']);
+      const res = await guarded(`Bearer ${other}`).expect(200);
+      expect(res.body).toEqual({ data: { clientId: client.clientId } });
+    });
+
+    it('answers 401 with the contract challenges, never passport defaults', async () => {
+      expectMissing(await guarded());
+      expectMissing(await guarded('Basic dXNlcjpwYXNz'));
+      expectInvalid(await guarded(`Bearer ${token}x`));
+      expectInvalid(await guarded('Bearer abc.def.ghi extra'));
+    });
+  });
+
   describe('with stock clients, over a real socket', () => {
     let baseUrl: string;
     beforeAll(async () => {

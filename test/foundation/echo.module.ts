@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Module, Post, Query } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, ValidateNested } from 'class-validator';
-import { RawResponse } from '../../src/envelope/envelope.js';
+import { RawResponse } from '../../src/common/decorators/raw-response.decorator.js';
 import { Page } from '../../src/pagination/page.js';
 
 class NestedDto {

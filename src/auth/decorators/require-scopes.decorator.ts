@@ -1,19 +1,20 @@
 import { applyDecorators, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ErrorDto } from '../../common/openapi/error.dto.js';
+import { GUARD_BEFORE_BODY } from '../../common/resource-first.js';
 import { withRouteConfig } from '../../common/route-metadata.js';
-import { BEARER_ROUTE } from '../bearer-authentication.js';
-import { BearerAuthGuard } from '../guards/bearer-auth.guard.js';
+import { BEARER_SCOPES, BearerAuthGuard } from '../guards/bearer-auth.guard.js';
 import type { Scope } from '../scopes.js';
 
 /**
- * The one decorator a protected route needs: bearer-token check (401), scope check (403) and
- * the OpenAPI security entry, together. The scopes go into the route's Fastify config, where
- * BearerAuthentication's hook decides both before the body is read.
+ * The one decorator a protected route needs: passport's bearer guard (401), the scope check
+ * (403) and the OpenAPI security entry, together. The scopes go into the route's Fastify config,
+ * where the header check before the body (BearerHeaderCheck) and the exception filter (the guard
+ * before a refused body) find them too.
  */
 export function RequireScopes(...scopes: Scope[]) {
   return applyDecorators(
-    withRouteConfig({ [BEARER_ROUTE]: scopes }),
+    withRouteConfig({ [BEARER_SCOPES]: scopes, [GUARD_BEFORE_BODY]: BearerAuthGuard }),
     UseGuards(BearerAuthGuard),
     ApiBearerAuth('bearer'),
     ApiUnauthorizedResponse({

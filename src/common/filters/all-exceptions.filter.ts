@@ -1,11 +1,21 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  CanActivate,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  Logger,
+  Type,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isObservable, lastValueFrom } from 'rxjs';
 import { ApiException, ValidationFailedException } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
 import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
-import { RESOURCE_FIRST } from '../resource-first.js';
+import { GUARD_BEFORE_BODY, RESOURCE_FIRST, type ResourceLookup } from '../resource-first.js';
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   400: 'The request body is malformed: it is not valid JSON.',
@@ -50,20 +60,34 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (refusedBody && !request.routeOptions?.url) {
       return this.send(exception, reply, request, plain(404));
     }
-    // …and before the route's resource is looked up, which answers next (@ResourceBeforeBody()).
-    const lookup = refusedBody ? request.routeOptions.config?.[RESOURCE_FIRST] : undefined;
-    if (lookup) {
-      void this.moduleRef
-        .get(lookup, { strict: false })
-        .assertExists(request)
-        .then(
-          () => rendered,
-          (missing: unknown) => this.render(missing, request),
-        )
-        .then((answer) => this.send(exception, reply, request, answer));
+    // …and before the route's guard (token 401, scope 403: @RequireScopes()) and resource
+    // (404: @ResourceBeforeBody()), which answer first, in that order.
+    const config = refusedBody ? request.routeOptions.config : undefined;
+    if (config?.[GUARD_BEFORE_BODY] || config?.[RESOURCE_FIRST]) {
+      void this.beforeBody(request, reply, config[GUARD_BEFORE_BODY], config[RESOURCE_FIRST]).then(
+        (refusal) => this.send(exception, reply, request, refusal ?? rendered),
+        (refusal: unknown) => this.send(refusal, reply, request, this.render(refusal, request)),
+      );
       return;
     }
     this.send(exception, reply, request, rendered);
+  }
+
+  /** Runs what decides before a refused body; resolves to nothing when both pass. */
+  private async beforeBody(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    guard: Type<CanActivate> | undefined,
+    lookup: Type<ResourceLookup> | undefined,
+  ): Promise<ErrorAnswer | undefined> {
+    if (guard) {
+      const context = new ExecutionContextHost([request, reply]);
+      context.setType('http');
+      const result = this.moduleRef.get(guard, { strict: false }).canActivate(context);
+      if (!(isObservable(result) ? await lastValueFrom(result) : await result)) return plain(403);
+    }
+    if (lookup) await this.moduleRef.get(lookup, { strict: false }).assertExists(request);
+    return undefined;
   }
 
   private send(

@@ -24,7 +24,7 @@ import {
 import { cacheRuleLookups } from './rule-lookups.js';
 
 // Installed where the service's validation is set up; it serves every class-validator call of the
-// process (the global pipe, validateFlat(), webhook payloads).
+// process (the global pipe and webhook payloads).
 cacheRuleLookups();
 
 /** Turns class-validator's error tree into docs/contract.md §2's map of dotted paths to messages. */
@@ -128,7 +128,21 @@ export class AppValidationPipe extends ValidationPipe {
     });
   }
 
-  override async transform(value: unknown, metadata: ArgumentMetadata) {
+  /**
+   * Every route's body and query DTO: a flat one (checked once per class: isFlatDto()) by
+   * validateFlat(), any other by class-transformer and class-validator as Nest's pipe does
+   * (validateDeep()). Both give the same answers (validation.pipe.spec.ts).
+   */
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const { type, metatype } = metadata;
+    if ((type === 'body' || type === 'query') && this.isClass(metadata) && isFlatDto(metatype!)) {
+      return this.validateFlat(metatype!, value);
+    }
+    return this.validateDeep(value, metadata);
+  }
+
+  /** Nest's ValidationPipe, after unknown fields and unstorable text are screened out. */
+  async validateDeep(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const { type, metatype } = metadata;
     if ((type !== 'body' && type !== 'query') || !this.isClass(metadata)) {
       return super.transform(value, metadata);
@@ -149,10 +163,10 @@ export class AppValidationPipe extends ValidationPipe {
   }
 
   /**
-   * The same answer as `transform()` for a body of a flat DTO (JSON primitives only, no
-   * class-transformer decorators, synchronous rules: checked at first use), without its
-   * asynchronous round and class-transformer's copy: the body's keys are set on a new instance
-   * and validated synchronously. The general path was 11 % of a PUT's CPU (docs/benchmarks.md).
+   * The same answer as validateDeep() for a flat DTO (no nested DTO, no class-transformer
+   * decorator, synchronous rules: checked at first use), without its asynchronous round and
+   * class-transformer's copy: the value's keys are set on a new instance and validated
+   * synchronously. The general path was 11 % of a PUT's CPU (docs/benchmarks.md).
    */
   validateFlat<T extends object>(metatype: Type<T>, value: unknown): T {
     assertFlat(metatype);

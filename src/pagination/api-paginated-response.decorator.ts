@@ -7,7 +7,8 @@ import {
   ApiUnprocessableEntityResponse,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../pagination/page-query.dto.js';
+import { ValidationErrorDto } from '../common/openapi/api-response.decorators.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './page-query.dto.js';
 
 export class PageMetaDto {
   @ApiProperty({ type: 'integer', example: 2 }) current_page: number;
@@ -16,33 +17,6 @@ export class PageMetaDto {
   @ApiProperty({ type: 'integer', example: 5 }) last_page: number;
   @ApiProperty({ type: 'integer', example: 10 }) per_page: number;
   @ApiProperty({ type: 'integer', example: 42 }) total: number;
-}
-
-export class ValidationErrorDto {
-  @ApiProperty({ example: 'The given data was invalid.' }) message: string;
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: { type: 'array', items: { type: 'string' } },
-    example: {
-      'result_mode.attributes.limit': [`The limit must be between 1 and ${MAX_PAGE_SIZE}.`],
-    },
-  })
-  errors: Record<string, string[]>;
-}
-
-/** `{data: <model>}` response schema (the envelope every /v2 route answers with). */
-export function ApiDataResponse(model: Type<unknown>, status: number = HttpStatus.OK) {
-  return applyDecorators(
-    ApiExtraModels(model),
-    ApiResponse({
-      status,
-      schema: {
-        type: 'object',
-        required: ['data'],
-        properties: { data: { $ref: getSchemaPath(model) } },
-      },
-    }),
-  );
 }
 
 /** A paged route: the three `result_mode` query parameters and the `{data: [...], meta}` schema. */
