@@ -46,7 +46,7 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
    * here each request gets an Attempt, whose prototype is the same registered strategy and whose
    * methods are shared. Measured with --trace-gc over 20,000 cached-token GETs: 7 to 10 full
    * GCs with passport's middleware (its per-request objects were promoted to the old heap),
-   * none this way (BENCHMARKS.md). The options AuthGuard would merge are its defaults (no
+   * none this way (docs/benchmarks.md). The options AuthGuard would merge are its defaults (no
    * session, no redirect), which the bearer strategy does not read.
    */
   override canActivate(context: ExecutionContext): Promise<boolean> {
