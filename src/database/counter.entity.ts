@@ -1,9 +1,8 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
- * Exact row totals kept beside the tables they count by the database's own triggers, in the same
- * transaction as the rows (row-counters.ts): a paged list reads its `total` from here by primary
- * key, because COUNT(*) over a million rows costs more than the whole page budget on PostgreSQL.
+ * The `counters` table of the first migrations (superseded by position counts: nothing in the
+ * service reads it any more).
  */
 @Entity({ name: 'counters' })
 export class Counter {

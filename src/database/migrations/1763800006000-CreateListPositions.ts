@@ -1,6 +1,4 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { createPositionBlocks, dropPositionBlocks } from '../position-blocks.js';
-import { createRowCounter, dropRowCounter } from '../row-counters.js';
 
 /**
  * Counts per block of positions, kept by the database itself (src/pagination/positions.ts says
@@ -132,7 +130,7 @@ const blockUpsert = (table: string, key: string, values: string, by: string) =>
      ON CONFLICT (${key}) DO UPDATE SET rows = rows + ${by};`;
 const EVENT_KEY = 'client_id, event, status, block';
 /** SQLite: moves `row`'s count in `webhook_event_blocks` by `by`. */
-export const eventBlock = (row: 'NEW' | 'OLD', by: string) =>
+const eventBlock = (row: 'NEW' | 'OLD', by: string) =>
   blockUpsert(
     'webhook_event_blocks',
     EVENT_KEY,
@@ -142,12 +140,9 @@ export const eventBlock = (row: 'NEW' | 'OLD', by: string) =>
 
 /**
  * SQLite's four count triggers of webhook events (insert with a seq, numbering, status change,
- * delete), each running `count(row, by)` for the row whose count it moves. AddPositionSuperblocks
- * builds its own from the same shape.
+ * delete), each running `count(row, by)` for the row whose count it moves.
  */
-export function sqliteEventCountTriggers(
-  count: (row: 'NEW' | 'OLD', by: string) => string,
-): string[] {
+function sqliteEventCountTriggers(count: (row: 'NEW' | 'OLD', by: string) => string): string[] {
   return [
     `CREATE TRIGGER webhook_events_count_inserted AFTER INSERT ON webhook_events
      WHEN NEW.seq IS NOT NULL BEGIN ${count('NEW', '1')} END`,
@@ -210,3 +205,119 @@ const SQLITE_DOWN = [
   `ALTER TABLE webhook_events DROP COLUMN last_attempt_at`,
   `ALTER TABLE webhook_events DROP COLUMN seq`,
 ];
+
+// Frozen copies of the helpers this migration used when it was written (row counters and
+// position blocks of 4096 keys).
+
+async function createRowCounter(runner: QueryRunner, table: string): Promise<void> {
+  await runner.query(`DELETE FROM counters WHERE name = '${table}'`);
+  await runner.query(
+    `INSERT INTO counters (name, value) SELECT '${table}', COUNT(*) FROM ${table}`,
+  );
+  if (runner.connection.options.type === 'postgres') {
+    for (const [event, rows, sign] of [
+      ['INSERT', 'NEW', '+'],
+      ['DELETE', 'OLD', '-'],
+    ]) {
+      const fn = `counters_${event.toLowerCase()}_${table}`;
+      await runner.query(
+        `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` +
+          `UPDATE counters SET value = value ${sign} (SELECT COUNT(*) FROM changed) WHERE name = '${table}'; ` +
+          `RETURN NULL; END $$`,
+      );
+      await runner.query(
+        `CREATE TRIGGER ${fn} AFTER ${event} ON ${table} REFERENCING ${rows} TABLE AS changed ` +
+          `FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
+      );
+    }
+    return;
+  }
+  for (const [event, sign] of [
+    ['INSERT', '+'],
+    ['DELETE', '-'],
+  ]) {
+    await runner.query(
+      `CREATE TRIGGER counters_${event.toLowerCase()}_${table} AFTER ${event} ON ${table} ` +
+        `BEGIN UPDATE counters SET value = value ${sign} 1 WHERE name = '${table}'; END`,
+    );
+  }
+}
+
+async function dropRowCounter(runner: QueryRunner, table: string): Promise<void> {
+  const postgres = runner.connection.options.type === 'postgres';
+  for (const event of ['insert', 'delete']) {
+    const name = `counters_${event}_${table}`;
+    await runner.query(`DROP TRIGGER IF EXISTS ${name}${postgres ? ` ON ${table}` : ''}`);
+    if (postgres) await runner.query(`DROP FUNCTION IF EXISTS ${name}()`);
+  }
+  await runner.query(`DELETE FROM counters WHERE name = '${table}'`);
+}
+
+async function createPositionBlocks(runner: QueryRunner, table: string, key = 'id'): Promise<void> {
+  await createCounts(runner, table, `${table}_blocks`, 'block', 4096, key);
+}
+
+async function createCounts(
+  runner: QueryRunner,
+  table: string,
+  counts: string,
+  column: string,
+  size: number,
+  key: string,
+): Promise<void> {
+  const postgres = runner.connection.options.type === 'postgres';
+  await runner.query(
+    `CREATE TABLE ${counts} (${column} ${postgres ? 'bigint' : 'integer'} PRIMARY KEY, rows bigint NOT NULL)`,
+  );
+  await runner.query(
+    `INSERT INTO ${counts} (${column}, rows) SELECT ${key} / ${size}, COUNT(*) FROM ${table} GROUP BY 1`,
+  );
+  if (postgres) {
+    await runner.query(
+      `CREATE FUNCTION ${counts}_add() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+         INSERT INTO ${counts} (${column}, rows) SELECT ${key} / ${size}, COUNT(*) FROM changed GROUP BY 1
+         ON CONFLICT (${column}) DO UPDATE SET rows = ${counts}.rows + EXCLUDED.rows;
+         RETURN NULL; END $$`,
+    );
+    await runner.query(
+      `CREATE FUNCTION ${counts}_remove() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+         UPDATE ${counts} b SET rows = b.rows - d.n
+         FROM (SELECT ${key} / ${size} AS ${column}, COUNT(*) AS n FROM changed GROUP BY 1) d
+         WHERE b.${column} = d.${column};
+         RETURN NULL; END $$`,
+    );
+    await runner.query(
+      `CREATE TRIGGER ${counts}_add AFTER INSERT ON ${table} REFERENCING NEW TABLE AS changed
+         FOR EACH STATEMENT EXECUTE FUNCTION ${counts}_add()`,
+    );
+    await runner.query(
+      `CREATE TRIGGER ${counts}_remove AFTER DELETE ON ${table} REFERENCING OLD TABLE AS changed
+         FOR EACH STATEMENT EXECUTE FUNCTION ${counts}_remove()`,
+    );
+    return;
+  }
+  await runner.query(
+    `CREATE TRIGGER ${counts}_add AFTER INSERT ON ${table} BEGIN
+       INSERT INTO ${counts} (${column}, rows) VALUES (NEW.${key} / ${size}, 1)
+       ON CONFLICT (${column}) DO UPDATE SET rows = rows + 1;
+     END`,
+  );
+  await runner.query(
+    `CREATE TRIGGER ${counts}_remove AFTER DELETE ON ${table} BEGIN
+       UPDATE ${counts} SET rows = rows - 1 WHERE ${column} = OLD.${key} / ${size};
+     END`,
+  );
+}
+
+function dropPositionBlocks(runner: QueryRunner, table: string): Promise<void> {
+  return dropCounts(runner, table, `${table}_blocks`);
+}
+
+async function dropCounts(runner: QueryRunner, table: string, counts: string): Promise<void> {
+  const postgres = runner.connection.options.type === 'postgres';
+  for (const name of [`${counts}_add`, `${counts}_remove`]) {
+    await runner.query(`DROP TRIGGER IF EXISTS ${name}${postgres ? ` ON ${table}` : ''}`);
+    if (postgres) await runner.query(`DROP FUNCTION IF EXISTS ${name}()`);
+  }
+  await runner.query(`DROP TABLE ${counts}`);
+}

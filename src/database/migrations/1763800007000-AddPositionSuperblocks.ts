@@ -1,6 +1,4 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { createPositionSuperblocks, dropPositionSuperblocks } from '../position-blocks.js';
-import { eventBlock, sqliteEventCountTriggers } from './1763800006000-CreateListPositions.js';
 
 /**
  * The second level of list positions (src/pagination/positions.ts): counts per superblock of 64
@@ -81,3 +79,109 @@ const eventBlockAndSuperblock = (row: 'NEW' | 'OLD', by: string) =>
    INSERT INTO webhook_event_superblocks (client_id, event, status, superblock, rows)
      VALUES (${row}.client_id, ${row}.event, ${row}.status, ${row}.seq / ${4096 * 64}, ${by})
      ON CONFLICT (client_id, event, status, superblock) DO UPDATE SET rows = rows + ${by};`;
+
+// Frozen copies of the helpers this migration used when it was written (the SQLite count
+// triggers of CreateListPositions, and position counts of 64 blocks of 4096 keys).
+
+const blockUpsert = (table: string, key: string, values: string, by: string) =>
+  `INSERT INTO ${table} (${key}, rows) VALUES (${values}, ${by})
+     ON CONFLICT (${key}) DO UPDATE SET rows = rows + ${by};`;
+
+const EVENT_KEY = 'client_id, event, status, block';
+const eventBlock = (row: 'NEW' | 'OLD', by: string) =>
+  blockUpsert(
+    'webhook_event_blocks',
+    EVENT_KEY,
+    `${row}.client_id, ${row}.event, ${row}.status, ${row}.seq / 4096`,
+    by,
+  );
+
+function sqliteEventCountTriggers(count: (row: 'NEW' | 'OLD', by: string) => string): string[] {
+  return [
+    `CREATE TRIGGER webhook_events_count_inserted AFTER INSERT ON webhook_events
+     WHEN NEW.seq IS NOT NULL BEGIN ${count('NEW', '1')} END`,
+    `CREATE TRIGGER webhook_events_count_numbered AFTER UPDATE OF seq ON webhook_events
+     WHEN OLD.seq IS NULL AND NEW.seq IS NOT NULL BEGIN ${count('NEW', '1')} END`,
+    `CREATE TRIGGER webhook_events_count_status AFTER UPDATE OF status ON webhook_events
+     WHEN OLD.seq IS NOT NULL AND OLD.status <> NEW.status BEGIN
+     ${count('OLD', '-1')}
+     ${count('NEW', '1')}
+   END`,
+    `CREATE TRIGGER webhook_events_count_deleted AFTER DELETE ON webhook_events
+     WHEN OLD.seq IS NOT NULL BEGIN ${count('OLD', '-1')} END`,
+  ];
+}
+
+async function createPositionSuperblocks(
+  runner: QueryRunner,
+  table: string,
+  key = 'id',
+): Promise<void> {
+  const keys = 4096 * 64;
+  await createCounts(runner, table, `${table}_superblocks`, 'superblock', keys, key);
+}
+
+async function createCounts(
+  runner: QueryRunner,
+  table: string,
+  counts: string,
+  column: string,
+  size: number,
+  key: string,
+): Promise<void> {
+  const postgres = runner.connection.options.type === 'postgres';
+  await runner.query(
+    `CREATE TABLE ${counts} (${column} ${postgres ? 'bigint' : 'integer'} PRIMARY KEY, rows bigint NOT NULL)`,
+  );
+  await runner.query(
+    `INSERT INTO ${counts} (${column}, rows) SELECT ${key} / ${size}, COUNT(*) FROM ${table} GROUP BY 1`,
+  );
+  if (postgres) {
+    await runner.query(
+      `CREATE FUNCTION ${counts}_add() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+         INSERT INTO ${counts} (${column}, rows) SELECT ${key} / ${size}, COUNT(*) FROM changed GROUP BY 1
+         ON CONFLICT (${column}) DO UPDATE SET rows = ${counts}.rows + EXCLUDED.rows;
+         RETURN NULL; END $$`,
+    );
+    await runner.query(
+      `CREATE FUNCTION ${counts}_remove() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+         UPDATE ${counts} b SET rows = b.rows - d.n
+         FROM (SELECT ${key} / ${size} AS ${column}, COUNT(*) AS n FROM changed GROUP BY 1) d
+         WHERE b.${column} = d.${column};
+         RETURN NULL; END $$`,
+    );
+    await runner.query(
+      `CREATE TRIGGER ${counts}_add AFTER INSERT ON ${table} REFERENCING NEW TABLE AS changed
+         FOR EACH STATEMENT EXECUTE FUNCTION ${counts}_add()`,
+    );
+    await runner.query(
+      `CREATE TRIGGER ${counts}_remove AFTER DELETE ON ${table} REFERENCING OLD TABLE AS changed
+         FOR EACH STATEMENT EXECUTE FUNCTION ${counts}_remove()`,
+    );
+    return;
+  }
+  await runner.query(
+    `CREATE TRIGGER ${counts}_add AFTER INSERT ON ${table} BEGIN
+       INSERT INTO ${counts} (${column}, rows) VALUES (NEW.${key} / ${size}, 1)
+       ON CONFLICT (${column}) DO UPDATE SET rows = rows + 1;
+     END`,
+  );
+  await runner.query(
+    `CREATE TRIGGER ${counts}_remove AFTER DELETE ON ${table} BEGIN
+       UPDATE ${counts} SET rows = rows - 1 WHERE ${column} = OLD.${key} / ${size};
+     END`,
+  );
+}
+
+function dropPositionSuperblocks(runner: QueryRunner, table: string): Promise<void> {
+  return dropCounts(runner, table, `${table}_superblocks`);
+}
+
+async function dropCounts(runner: QueryRunner, table: string, counts: string): Promise<void> {
+  const postgres = runner.connection.options.type === 'postgres';
+  for (const name of [`${counts}_add`, `${counts}_remove`]) {
+    await runner.query(`DROP TRIGGER IF EXISTS ${name}${postgres ? ` ON ${table}` : ''}`);
+    if (postgres) await runner.query(`DROP FUNCTION IF EXISTS ${name}()`);
+  }
+  await runner.query(`DROP TABLE ${counts}`);
+}
