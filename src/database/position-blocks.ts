@@ -1,5 +1,8 @@
 import type { QueryRunner } from 'typeorm';
-import { BLOCKS_PER_SUPERBLOCK, POSITION_BLOCK_SIZE } from '../pagination/positions.js';
+
+/** The block sizes these migrations were released with (frozen: a new size is a new helper). */
+const POSITION_BLOCK_SIZE = 4096;
+const BLOCKS_PER_SUPERBLOCK = 64;
 
 /**
  * Makes the database keep `<table>_blocks(block, rows)`: how many rows of `table` have their
