@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
 import request from 'supertest';
+import { buildDataSourceOptions } from '../../ormconfig.js';
 import { ListCountsFolder } from '../../src/database/list-counts-folder.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { createClient, issueToken } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader } from '../support/auth.js';
 import { bearerChallenges, errors } from '../support/responses.js';
+import { CreateLearningCatalog1764000000000 } from './1764000000000-CreateLearningCatalog.js';
 import { LearningCatalogModule, PublishedLearningModule } from './learning-catalog.module.js';
 
 /**
@@ -47,6 +50,30 @@ describe('extending: a new event and a declared paged list (both databases)', ()
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
     const applied: { name: string }[] = await t.db.query(`SELECT name FROM migrations`);
     expect(applied.map((row) => row.name)).toContain('CreateLearningCatalog1764000000000');
+  });
+
+  it('is registered for the TypeORM CLI and the CLI as for the app (no central list edited)', async () => {
+    const cli = await (await import('../../ormconfig.js')).default;
+    for (const options of [cli.options, buildDataSourceOptions({ url: t.database.url })]) {
+      expect(options.entities).toContain(PublishedLearningModule);
+      expect(options.migrations).toContain(CreateLearningCatalog1764000000000);
+    }
+  });
+
+  it('is the code docs/extending.md\'s "Add a paged resource" shows', () => {
+    const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
+    const doc = read('../../docs/extending.md');
+    const section = doc.slice(
+      doc.indexOf('## Add a paged resource'),
+      doc.indexOf('\n## ', doc.indexOf('## Add a paged resource') + 1),
+    );
+    const snippets = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
+    // As the files would be in src/learning-catalog/: imports relative to src/.
+    const code = ['./learning-catalog.module.ts', './1764000000000-CreateLearningCatalog.ts']
+      .map((path) => read(path).replaceAll("'../../src/", "'../"))
+      .join('\n');
+    expect(snippets.length).toBe(4);
+    for (const snippet of snippets) expect(code).toContain(snippet);
   });
 
   describe('learning.module.published', () => {
