@@ -2,8 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { DEFAULT_DATABASE_URL } from './src/config/environment.js';
-import { entities } from './src/database/entities.js';
-import { migrations } from './src/database/migrations.js';
+import { registeredFeatures } from './src/database/features.js';
 
 export interface DatabaseSettings {
   url: string;
@@ -30,6 +29,7 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
  * (TypeOrmModule.forRootAsync), the CLI and the TypeORM CLI (the default export below).
  */
 export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOptions {
+  const { entities, migrations } = registeredFeatures();
   const common = {
     entities,
     migrations,
@@ -81,12 +81,24 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
 }
 
 /**
- * The TypeORM CLI's (`npm run migration:run`): no statement limit, so that a long data migration
- * can be run by hand before the servers start (they apply pending migrations under the limit).
+ * The TypeORM CLI's (`npm run migration:run`, the drift check): no statement limit, so that a long
+ * data migration can be run by hand before the servers start (they apply pending migrations under
+ * the limit). AppModule is loaded first, so that every module's DatabaseModule.forFeature()
+ * registration is seen. The CLI awaits this export; nothing is loaded until it does (importing
+ * this file for buildDataSourceOptions() loads no app).
  */
-export default new DataSource(
-  buildDataSourceOptions({
-    url: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
-    statementTimeoutMs: 0,
-  }),
-);
+export default {
+  then<T>(resolve: (dataSource: DataSource) => T, reject: (error: unknown) => T) {
+    return import('./src/app.module.js')
+      .then(
+        () =>
+          new DataSource(
+            buildDataSourceOptions({
+              url: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+              statementTimeoutMs: 0,
+            }),
+          ),
+      )
+      .then(resolve, reject);
+  },
+};

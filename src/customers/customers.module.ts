@@ -1,14 +1,16 @@
 import { Module } from '@nestjs/common';
+import { DatabaseModule } from '../database/database.module.js';
 import { PaginationModule } from '../pagination/pagination.module.js';
 import { CustomerCompanyController } from './customer-company.controller.js';
 import { CustomerOfPath } from './customer-id.decorator.js';
 import { CustomerSeeder } from './customer-seeder.service.js';
 import { CustomersController } from './customers.controller.js';
+import { customersList } from './customers.list.js';
 import { CustomersRepository } from './customers.repository.js';
 import { CustomersService } from './customers.service.js';
 
 @Module({
-  imports: [PaginationModule],
+  imports: [PaginationModule, DatabaseModule.forFeature({ lists: [customersList] })],
   controllers: [CustomersController, CustomerCompanyController],
   providers: [CustomersRepository, CustomersService, CustomerSeeder, CustomerOfPath],
   exports: [CustomersService],

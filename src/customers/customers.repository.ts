@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
+import { InjectList } from '../database/database.module.js';
 import { Database } from '../database/database.js';
+import type { PagedList } from '../database/paged-list.js';
 import type { Row, Statement } from '../database/statement.js';
 import { eachAlone, type Outcome, outcomeOf } from '../database/turn-batch.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
-import { countByBlocks, type PageReader, pageReader, wholeTable } from '../pagination/positions.js';
 import type { CompanyType } from './company-type.js';
 import { Customer } from './customer.entity.js';
+import { customersList } from './customers.list.js';
 
 export interface NewCompany {
   name: string | null;
@@ -22,7 +24,6 @@ export interface CompanyChanges {
 /** One sample customer of CustomersRepository.insertMany(). */
 export type SampleCompany = [name: string | null, type: CompanyType | null];
 
-const TABLE = 'customers';
 const RETURNING = 'RETURNING id, company_name, company_type';
 const COLUMNS = 'SELECT id, company_name, company_type FROM customers';
 
@@ -52,9 +53,9 @@ const UPDATE_MANY = `UPDATE customers AS c SET
   RETURNING c.id, c.company_name, c.company_type`;
 
 /**
- * Every query of the `customers` table. The database keeps its rows counted per block of ids
- * (`customers_blocks`, database/position-blocks.ts): the list's total and any page's place come
- * from there (pagination/positions.ts).
+ * Every query of the `customers` table. Its list is declared (customers.list.ts): the database
+ * keeps its rows counted per block of ids, and the list's total and any page's place come from
+ * there (database/paged-list.ts).
  */
 @Injectable()
 export class CustomersRepository {
@@ -69,11 +70,10 @@ export class CustomersRepository {
    */
   private readonly updates: (update: CompanyUpdate) => Promise<Row | null>;
 
-  /** Every customer by id, placed by the counts the database keeps. */
-  private readonly pages: PageReader;
-
-  constructor(private readonly db: Database) {
-    this.pages = pageReader(db, wholeTable(TABLE, 'id, company_name, company_type'));
+  constructor(
+    private readonly db: Database,
+    @InjectList(customersList) private readonly list: PagedList<Customer>,
+  ) {
     this.byId = db.batchedReads((ids) => this.readBatch(ids), READ_BATCH_SIZE);
     this.updates = db.batchedWrites((batch) => this.updateBatch(batch), UPDATE_BATCH_SIZE);
   }
@@ -85,9 +85,8 @@ export class CustomersRepository {
   }
 
   /** Ordered by id; the total and the page read in one snapshot. */
-  async page(request: PageRequest): Promise<Page<Customer>> {
-    const { rows, total } = await this.pages(request);
-    return new Page(rows.map(toCustomer), total, request);
+  page(request: PageRequest): Promise<Page<Customer>> {
+    return this.list.page(request);
   }
 
   async insert(company: NewCompany): Promise<Customer> {
@@ -114,7 +113,7 @@ export class CustomersRepository {
 
   /** The exact number of customers (a sum of block counts, not a COUNT). */
   count(): Promise<number> {
-    return countByBlocks(this.db, TABLE);
+    return this.list.total();
   }
 
   /**

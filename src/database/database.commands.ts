@@ -9,6 +9,8 @@ export const dbStatusCommand: CliCommand = {
   options: {},
   context: 'env',
   async run({ env }) {
+    // Every module's DatabaseModule.forFeature() registration, as the app sees them.
+    await import('../app.module.js');
     const dataSource = new DataSource(buildDataSourceOptions({ url: env.DATABASE_URL }));
     await dataSource.initialize();
     try {

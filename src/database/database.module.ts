@@ -1,14 +1,22 @@
-import { Global, Module } from '@nestjs/common';
+import { type DynamicModule, Global, Inject, Module } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../../ormconfig.js';
 import type { Environment } from '../config/environment.js';
 import { Database } from './database.js';
+import { type DatabaseFeature, registerFeature } from './features.js';
+import { ListCountsFolder } from './list-counts-folder.js';
+import { type AnyPagedList, PagedList } from './paged-list.js';
+
+/** Where a feature module's registrations go (DatabaseModule.forFeature()). */
+@Module({})
+export class DatabaseFeatureModule {}
 
 /**
  * The database of the app: TypeORM's DataSource (pending migrations are applied when it opens)
- * and the Database service every repository reads and writes through.
+ * and the Database service every repository reads and writes through. A feature module brings
+ * its own entities, migrations and paged lists with DatabaseModule.forFeature().
  */
 @Global()
 @Module({
@@ -36,7 +44,32 @@ import { Database } from './database.js';
           lockTimeoutMs: config.get('SQLITE_LOCK_TIMEOUT_MS', { infer: true }),
         }),
     },
+    ListCountsFolder,
   ],
-  exports: [Database],
+  exports: [Database, ListCountsFolder],
 })
-export class DatabaseModule {}
+export class DatabaseModule {
+  /**
+   * A feature's entities (injectable with @InjectRepository), migrations and paged lists
+   * (injectable with @InjectList), registered for the app, the CLI and the TypeORM CLI alike
+   * (features.ts): a new module touches no central list.
+   */
+  static forFeature(feature: DatabaseFeature): DynamicModule {
+    registerFeature(feature);
+    const typeorm = TypeOrmModule.forFeature(feature.entities ?? []);
+    const lists = (feature.lists ?? []).map((list) => ({
+      provide: list.token,
+      inject: [Database],
+      useFactory: (db: Database) => new PagedList(db, list),
+    }));
+    return {
+      module: DatabaseFeatureModule,
+      imports: [typeorm],
+      providers: lists,
+      exports: [typeorm, ...lists.map((list) => list.provide)],
+    };
+  }
+}
+
+/** Injects the PagedList of a list registered with DatabaseModule.forFeature({ lists }). */
+export const InjectList = (list: AnyPagedList) => Inject(list.token);

@@ -1,13 +1,15 @@
 import type { QueryRunner } from 'typeorm';
-import { BLOCKS_PER_SUPERBLOCK, POSITION_BLOCK_SIZE } from '../pagination/positions.js';
+
+/** The block sizes these migrations were released with (frozen: a new size is a new helper). */
+const POSITION_BLOCK_SIZE = 4096;
+const BLOCKS_PER_SUPERBLOCK = 64;
 
 /**
  * Makes the database keep `<table>_blocks(block, rows)`: how many rows of `table` have their
  * `key` (an integer column, the list's order) in each block of POSITION_BLOCK_SIZE keys. Triggers
- * after every insert and delete, on both databases, started from the rows already there. Call it
- * from the migration of a paged resource through createListPositions() (both levels); its
- * repository then pages with pageReader() (pagination/positions.ts), and no insert or delete path
- * can forget to count.
+ * after every insert and delete, on both databases, started from the rows already there. Used by
+ * the released migrations of the customers list only: a new list's migration calls the frozen
+ * createListCountsV1() (frozen/list-counts-v1.ts) instead.
  *
  * PostgreSQL counts once a statement (transition tables), so a bulk insert touches each block row
  * once; SQLite has row triggers only. The block row's lock, taken by the trigger in the inserting
@@ -24,8 +26,7 @@ export async function createPositionBlocks(
 
 /**
  * The second level of createPositionBlocks(): `<table>_superblocks(superblock, rows)`, counts per
- * BLOCKS_PER_SUPERBLOCK blocks, kept the same way (pagination/positions.ts places a page in them
- * first). A new paged resource calls both from its migration, as createListPositions() does.
+ * BLOCKS_PER_SUPERBLOCK blocks, kept the same way (paged-list.ts places a page in them first).
  */
 export async function createPositionSuperblocks(
   runner: QueryRunner,
@@ -34,16 +35,6 @@ export async function createPositionSuperblocks(
 ): Promise<void> {
   const keys = POSITION_BLOCK_SIZE * BLOCKS_PER_SUPERBLOCK;
   await createCounts(runner, table, `${table}_superblocks`, 'superblock', keys, key);
-}
-
-/** Both levels of counts of a new paged resource (call from its migration). */
-export async function createListPositions(
-  runner: QueryRunner,
-  table: string,
-  key = 'id',
-): Promise<void> {
-  await createPositionBlocks(runner, table, key);
-  await createPositionSuperblocks(runner, table, key);
 }
 
 /** Counts of `table`'s rows per `size` keys in `counts(<column>, rows)`, kept by triggers. */
@@ -107,12 +98,6 @@ export function dropPositionBlocks(runner: QueryRunner, table: string): Promise<
 /** Undoes createPositionSuperblocks(). */
 export function dropPositionSuperblocks(runner: QueryRunner, table: string): Promise<void> {
   return dropCounts(runner, table, `${table}_superblocks`);
-}
-
-/** Undoes createListPositions(). */
-export async function dropListPositions(runner: QueryRunner, table: string): Promise<void> {
-  await dropPositionSuperblocks(runner, table);
-  await dropPositionBlocks(runner, table);
 }
 
 async function dropCounts(runner: QueryRunner, table: string, counts: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { InjectList } from '../database/database.module.js';
 import { Database } from '../database/database.js';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
 import {
@@ -7,18 +8,26 @@ import {
   type RowInsert,
   rowInsert,
 } from '../database/insert-with-dependents.js';
-import { Page } from '../pagination/page.js';
+import { defineList, type PagedList } from '../database/paged-list.js';
+import type { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
-import { BLOCKS_PER_SUPERBLOCK, type PageReader, pageReader } from '../pagination/positions.js';
 import { WebhookEvent, type WebhookStatus } from './webhook-event.entity.js';
 
 /**
- * A client's events with optional event name and status, as one statement text for every filter
- * combination (prepared once); the casts type the parameters for PostgreSQL when they are null.
+ * GET /v2/webhooks: a client's events, newest stored first (by `seq`, a dense insertion number),
+ * by event name and status. Counted in `webhook_event_blocks` / `_superblocks` (migrations
+ * CreateListPositions and AddPositionSuperblocks); concurrent deliveries append their changes
+ * on PostgreSQL, folded in the background (ListCountsFolder).
  */
-const MATCHES = `client_id = :client
-  AND (CAST(:event AS varchar(100)) IS NULL OR event = :event)
-  AND (CAST(:status AS varchar(16)) IS NULL OR status = :status)`;
+export const webhookEventsList = defineList({
+  entity: WebhookEvent,
+  key: 'seq',
+  order: 'DESC',
+  scope: 'clientId',
+  filters: ['event', 'status'],
+  counts: 'webhook_event',
+  appendChanges: true,
+});
 
 /** The filters of GET /v2/webhooks. */
 export interface WebhookEventFilters {
@@ -41,38 +50,20 @@ export class WebhookEventsRepository {
   /** The insertion number, as an expression of the insert itself (one writer on SQLite). */
   private readonly nextSeq: { column: string; sql: string };
 
-  /** One client's events by `seq`, newest first, placed by the counts the database keeps. */
-  private readonly pages: PageReader;
-
   /** One event by id, only the given client's unless that is null. */
   private readonly byId: (parameters: {
     id: string;
     client: string | null;
   }) => Promise<WebhookEvent | null>;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    @InjectList(webhookEventsList) private readonly list: PagedList<WebhookEvent>,
+  ) {
     this.byId = db.oneBy(
       WebhookEvent,
       'id = :id AND (CAST(:client AS varchar(64)) IS NULL OR client_id = :client)',
     );
-    this.pages = pageReader(db, {
-      table: 'webhook_events',
-      where: MATCHES,
-      columns: db.columnsOf(WebhookEvent),
-      key: 'seq',
-      order: 'DESC',
-      // Counts not folded yet (WebhookEventBlocks) are added to both levels.
-      superblocks: `SELECT superblock AS block, rows FROM webhook_event_superblocks
-          WHERE ${MATCHES}
-        UNION ALL
-        SELECT block / ${BLOCKS_PER_SUPERBLOCK} AS block, rows FROM webhook_event_block_changes
-          WHERE ${MATCHES}`,
-      blocks: (range) => `SELECT block, rows FROM webhook_event_blocks
-          WHERE ${MATCHES} AND block ${range}
-        UNION ALL
-        SELECT block, rows FROM webhook_event_block_changes
-          WHERE ${MATCHES} AND block ${range}`,
-    });
     this.nextSeq = {
       column: 'seq',
       sql:
@@ -83,22 +74,15 @@ export class WebhookEventsRepository {
   }
 
   /**
-   * One client's events, newest stored first (by `seq`). The exact total and the page's place
-   * come from the counts the database keeps (pagination/positions.ts) plus the changes not yet
-   * folded into them (WebhookEventBlocks), read in one snapshot with the page's rows.
+   * One client's events, newest stored first (by `seq`): the exact total and the page read in one
+   * snapshot (webhookEventsList).
    */
-  async page(
+  page(
     clientId: string,
     filters: WebhookEventFilters,
     request: PageRequest,
   ): Promise<Page<WebhookEvent>> {
-    const filter = {
-      client: clientId,
-      event: filters.event ?? null,
-      status: filters.status ?? null,
-    };
-    const { rows, total } = await this.pages(request, filter);
-    return new Page(this.db.hydrate(WebhookEvent, rows), total, request);
+    return this.list.page(request, clientId, filters);
   }
 
   /** The event with this id; with `clientId`, only if that client sent it (the CLI sees all). */

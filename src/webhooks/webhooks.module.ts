@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
-import { WebhookEventBlocks } from './webhook-event-blocks.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { WebhookRetention } from './webhook-retention.service.js';
 import { WebhookSeeder } from './webhook-seeder.service.js';
-import { WebhookEventsRepository } from './webhook-events.repository.js';
+import { WebhookEventsRepository, webhookEventsList } from './webhook-events.repository.js';
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -19,7 +19,7 @@ import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.
  * is discovered at start-up.
  */
 @Module({
-  imports: [DiscoveryModule],
+  imports: [DiscoveryModule, DatabaseModule.forFeature({ lists: [webhookEventsList] })],
   controllers: [WebhooksController],
   providers: [
     WebhookRegistry,
@@ -27,7 +27,6 @@ import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.
     WebhookProcessor,
     WebhooksService,
     WebhookDeliveryPipe,
-    WebhookEventBlocks,
     WebhookRetention,
     WebhookSeeder,
     WebhookSigningSecretsRepository,
@@ -35,6 +34,6 @@ import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.
     WebhookSignatures,
     WebhookSignatureGuard,
   ],
-  exports: [WebhookProcessor, WebhookEventBlocks, WebhookRetention, WebhookSeeder],
+  exports: [WebhookProcessor, WebhookRetention, WebhookSeeder],
 })
 export class WebhooksModule {}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Database } from '../database/database.js';
-import type { PageRequest } from './page-query.dto.js';
+import type { Database } from './database.js';
+import type { PageRequest } from '../pagination/page-query.dto.js';
 import {
   BLOCKS_PER_SUPERBLOCK,
   blockEnd,
@@ -9,7 +9,7 @@ import {
   placePage,
   POSITION_BLOCK_SIZE,
   type BlockCount,
-} from './positions.js';
+} from './paged-list.js';
 
 describe('locate', () => {
   const blocks = [
