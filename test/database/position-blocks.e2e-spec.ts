@@ -8,7 +8,7 @@ import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 
 /**
- * The customers total is kept by the database's own triggers (position-blocks.ts): exact under
+ * The customers total is kept by the database's own triggers (the migrations CreateListPositions, AddPositionSuperblocks): exact under
  * concurrent inserts, whichever path inserted the rows, and after deletes.
  */
 describe('row counters kept by the database', () => {

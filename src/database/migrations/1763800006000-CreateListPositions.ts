@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Counts per block of positions, kept by the database itself (src/pagination/positions.ts says
- * how lists use them): `customers_blocks` (customers by id / 4096; position-blocks.ts) and
+ * how lists use them): `customers_blocks` (customers by id / 4096) and
  * `webhook_event_blocks` (events by client, event, status and seq / 4096). A paged list sums these few rows to know its
  * exact total for any filter and to find the block where any page starts.
  *

@@ -5,7 +5,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * blocks (262,144 keys), started from the block counts already there, so that placing a page
  * sums a few dozen rows instead of every block (2,441 at 10M webhook events).
  *
- * - `customers_superblocks`, kept like `customers_blocks` (position-blocks.ts).
+ * - `customers_superblocks`, kept like `customers_blocks`.
  * - `webhook_event_superblocks`, per (client, event, status) like `webhook_event_blocks`. On
  *   PostgreSQL the triggers keep appending changes per block and the background fold adds them to
  *   both levels in one statement; readers add the pending changes to either level. On SQLite the
