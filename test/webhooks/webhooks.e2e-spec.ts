@@ -347,7 +347,7 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
     });
   });
 
-  describe('a row the database refuses (the completed attempt handler declares its rows)', () => {
+  describe("a row the database refuses in the completed attempt handler's insert", () => {
     /** Makes the database refuse a completed attempt of user 13, or stop refusing it. */
     const refuseUser13 = (refuse: boolean) =>
       t.db.query(
@@ -362,8 +362,7 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
       );
 
     it('fails that delivery alone among those sent together, stores it failed, and a redelivery after processes it', async () => {
-      // PostgreSQL: the three go as one statement, which the database refuses; each then runs
-      // again alone, and the refused one takes the general path, which records the failure.
+      // Sent together (they may share a commit): the refused insert fails its own delivery only.
       const bodies = [12, 13, 14].map((user_id) => attemptCompleted({ user_id }));
       await refuseUser13(true);
       let answers: request.Response[];
