@@ -1,8 +1,7 @@
-import { type RowInsert, rowInsert } from '../database/insert-with-dependents.js';
 import {
+  type WebhookContext,
+  type WebhookEventHandler,
   WebhookHandler,
-  type WebhookEventInfo,
-  type WebhookRowsHandler,
 } from '../webhooks/webhook-handler.decorator.js';
 import { CompletedAttempt } from './completed-attempt.entity.js';
 import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
@@ -12,20 +11,25 @@ import { AttemptCompletedPayload } from './dto/attempt-completed.payload.js';
   payload: AttemptCompletedPayload,
   dedupeKey: (payload) => payload.attempt_id,
 })
-export class AttemptCompletedHandler implements WebhookRowsHandler<AttemptCompletedPayload> {
+export class AttemptCompletedHandler implements WebhookEventHandler<AttemptCompletedPayload> {
   /**
    * One row per attempt and sender. The same attempt can arrive as two different deliveries (e.g.
-   * two Idempotency-Keys); the second row collides with the first and is skipped.
+   * two Idempotency-Keys): the second row collides with the first and is skipped.
    */
-  rows(payload: AttemptCompletedPayload, { clientId }: WebhookEventInfo): RowInsert[] {
-    return [
-      rowInsert(CompletedAttempt, {
+  async handle(payload: AttemptCompletedPayload, { manager, clientId }: WebhookContext) {
+    await manager
+      .createQueryBuilder()
+      .insert()
+      .into(CompletedAttempt)
+      .values({
         clientId,
         attemptId: payload.attempt_id,
         userId: payload.user_id,
         moduleId: payload.module_id,
         recordedAt: new Date(),
-      }),
-    ];
+      })
+      .orIgnore()
+      .updateEntity(false)
+      .execute();
   }
 }

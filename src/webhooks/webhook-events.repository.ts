@@ -3,11 +3,6 @@ import type { EntityManager } from 'typeorm';
 import { InjectList } from '../database/database.module.js';
 import { Database } from '../database/database.js';
 import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import {
-  insertWithDependents,
-  type RowInsert,
-  rowInsert,
-} from '../database/insert-with-dependents.js';
 import { defineList, type PagedList } from '../database/paged-list.js';
 import type { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
@@ -128,15 +123,6 @@ export class WebhookEventsRepository {
     // The insertion number is taken in the insert itself: the triggers that would otherwise
     // number the row (a second write of the row on SQLite) are skipped; only the count runs.
     return insertUnlessConflict(manager, WebhookEvent, row, this.nextSeq);
-  }
-
-  /**
-   * Inserts the row unless it is a duplicate, as insertUnlessDuplicate() does, and only if it
-   * went in, `rows` (each unless it collides with a stored row), all in one commit: true when it
-   * went in. On PostgreSQL, one statement for the deliveries of a turn (insertWithDependents()).
-   */
-  insertWithRows(row: WebhookEvent, rows: RowInsert[]): Promise<boolean> {
-    return insertWithDependents(this.db, rowInsert(WebhookEvent, row), rows, this.nextSeq);
   }
 
   /** The event this client stored under this event name and dedupe key (in `manager`'s transaction). */

@@ -1,10 +1,15 @@
 import { applyDecorators, Injectable, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
-import type { RowInsert } from '../database/insert-with-dependents.js';
 
-/** Which stored event a handler is processing. */
-export interface WebhookEventInfo {
+/** What a handler receives besides the payload. */
+export interface WebhookContext {
+  /**
+   * The transaction the event is stored in: what the handler writes through it (repositories:
+   * `manager.getRepository(Entity)`, query builders) commits with the event or not at all, and
+   * its reads see those writes.
+   */
+  manager: EntityManager;
   /** Id of the stored webhook event (the `id` the sender gets back). */
   eventId: string;
   /** The OAuth client that sent it (ids in a payload are that sender's own). */
@@ -13,43 +18,13 @@ export interface WebhookEventInfo {
   attempt: number;
 }
 
-/** What a handler receives besides the payload. */
-export interface WebhookContext extends WebhookEventInfo {
-  /** The transaction the event is processed in: every write through it commits or rolls back with the event. */
-  manager: EntityManager;
-}
-
 /**
- * A provider that processes one webhook event. Throwing marks the event failed (500 to the
- * sender). It may run more than once for one delivery (its group is rolled back and run again
- * when another delivery's handler throws): only the run that commits counts, so it writes through
- * `context.manager` only.
+ * A provider that processes one webhook event. handle() runs once per accepted delivery, inside
+ * the transaction that stores the event. Throwing marks the event failed (500 to the sender) and
+ * undoes the handler's writes; a redelivery or a replay runs it again later.
  */
 export interface WebhookEventHandler<P extends object = object> {
   handle(payload: P, context: WebhookContext): Promise<void>;
-}
-
-/**
- * A provider whose whole work for an event is rows to add, each skipped when it collides with a
- * stored row (`INSERT … ON CONFLICT DO NOTHING`), such as recording a reported fact. Prefer it to
- * handle() where it fits: the rows are stored with the event in one commit, and on PostgreSQL in
- * the event's own statement, shared with the deliveries received together (about 1.5 times the
- * deliveries per second of a handle() handler, docs/benchmarks.md). rows() must not write anything
- * itself; throwing marks the event failed, as with handle().
- */
-export interface WebhookRowsHandler<P extends object = object> {
-  rows(payload: P, event: WebhookEventInfo): RowInsert[];
-}
-
-/** A handler of either kind. */
-export type AnyWebhookHandler<P extends object = object> =
-  WebhookEventHandler<P> | WebhookRowsHandler<P>;
-
-/** True for a handler that declares rows instead of writing them itself. */
-export function declaresRows<P extends object>(
-  handler: AnyWebhookHandler<P>,
-): handler is WebhookRowsHandler<P> {
-  return typeof (handler as Partial<WebhookRowsHandler<P>>).rows === 'function';
 }
 
 export interface WebhookHandlerOptions<P extends object = object> {
@@ -62,15 +37,6 @@ export interface WebhookHandlerOptions<P extends object = object> {
    * `Idempotency-Key` nor `webhook-id` (e.g. the attempt id of a completed attempt).
    */
   dedupeKey: (payload: P) => string | number;
-  /**
-   * True when every write of the handler is one statement whose effect does not depend on rows
-   * other deliveries write (an insert, `ON CONFLICT DO NOTHING`, `UPDATE … SET n = n + 1`): on
-   * PostgreSQL such deliveries then run concurrently inside their shared transaction and their
-   * inserts travel together (Database.groupedTransaction). Leave it unset for a handler that
-   * reads and then writes, or locks rows (`FOR UPDATE` does not separate works of one
-   * transaction): its deliveries run one after the other. (A WebhookRowsHandler needs no flag.)
-   */
-  concurrent?: boolean;
 }
 
 /** The discoverable marker; read by WebhookRegistry. Use @WebhookHandler() in modules. */

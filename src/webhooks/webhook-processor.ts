@@ -3,13 +3,12 @@ import { createHash } from 'node:crypto';
 import { EntityNotFoundError, type EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import { Database } from '../database/database.js';
-import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import type { RowInsert } from '../database/insert-with-dependents.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
+import { WebhookCommits } from './webhook-commits.js';
 import type { ValidDelivery } from './webhook-delivery.pipe.js';
 import type { WebhookEvent } from './webhook-event.entity.js';
 import { type FailedEvent, WebhookEventsRepository } from './webhook-events.repository.js';
-import { declaresRows, type WebhookContext } from './webhook-handler.decorator.js';
+import type { WebhookContext } from './webhook-handler.decorator.js';
 import { checkPayload } from './webhook-payload.js';
 import { type RegisteredWebhook, WebhookRegistry } from './webhook-registry.js';
 import { uuidv7 } from './uuid-v7.js';
@@ -50,14 +49,14 @@ class HandlerFailure extends Error {
  *   unique (client_id, event, dedupe_key) constraint, in the same transaction as the handler. A concurrent
  *   duplicate waits for that transaction (PostgreSQL's unique index; SQLite's single writer) and
  *   then finds the row instead of running the handler again.
- * - One transaction per event on the happy path: insert (already marked processed), handler's
- *   writes, commit (for a handler that declares rows, on PostgreSQL, one statement shared by the
- *   deliveries of a turn, which commits on its own). The answer is sent after the commit, so an
- *   acknowledged event survives a crash, and a crash before it leaves nothing behind for the
- *   sender's retry to trip on.
- * - A throwing handler rolls all of that back; the failure is then recorded in a transaction of
- *   its own, and a redelivery or a replay claims the failed row (UPDATE … WHERE status =
- *   'failed', so only one claimer runs the handler) and processes it again.
+ * - One transaction for the event and its handler on the happy path: insert (already marked
+ *   processed), handler's writes, commit (shared with the deliveries received together, each in
+ *   a savepoint of its own: WebhookCommits). The handler runs once per delivery. The answer is
+ *   sent after the commit, so an acknowledged event survives a crash, and a crash before it
+ *   leaves nothing behind for the sender's retry to trip on.
+ * - A throwing handler rolls its event and its writes back, alone; the failure is then recorded
+ *   in a transaction of its own, and a redelivery or a replay claims the failed row (UPDATE …
+ *   WHERE status = 'failed', so only one claimer runs the handler) and processes it again.
  */
 @Injectable()
 export class WebhookProcessor {
@@ -65,6 +64,7 @@ export class WebhookProcessor {
 
   constructor(
     private readonly db: Database,
+    private readonly commits: WebhookCommits,
     private readonly events: WebhookEventsRepository,
     private readonly registry: WebhookRegistry,
   ) {}
@@ -89,38 +89,18 @@ export class WebhookProcessor {
       processedAt: now,
       lastAttemptAt: now,
     };
-    const { handler } = webhook;
     const info = { eventId: row.id, clientId: row.clientId, attempt: 1 };
-    if (declaresRows(handler)) {
-      let rows: RowInsert[];
-      try {
-        rows = handler.rows(payload, info);
-      } catch (error) {
-        return this.recordFailure(row, new HandlerFailure(error));
-      }
-      // The event and its rows in one commit. Anything else (a redelivery, a row the database
-      // refuses) goes the general way below, which sorts it out; a database that does not answer
-      // is a 503 now, not after the general way has waited out its timeout again.
-      const stored = await this.events.insertWithRows(row, rows).catch((error: unknown) => {
-        if (isDatabaseUnavailable(error)) throw error;
-        return false;
-      });
-      if (stored) return row;
-    }
     try {
-      // Concurrent deliveries share one commit; if another delivery's handler throws, this one
-      // runs again (Database.groupedTransaction), so the handler writes through `manager` only.
-      return await this.db.groupedTransaction(
-        async (manager) => {
-          if (await this.events.insertUnlessDuplicate(manager, row)) {
-            await runHandler(webhook, payload, { manager, ...info });
-            return row;
-          }
-          const first = await this.events.findByKey(manager, row);
-          return first.status === 'failed' ? this.retry(manager, first) : first;
-        },
-        { concurrent: webhook.concurrent === true },
-      );
+      // What the unique constraint compares: a shared commit stores its events in this order.
+      const key = `${row.clientId}\u0000${row.event}\u0000${row.dedupeKey}`;
+      return await this.commits.run(key, async (manager) => {
+        if (await this.events.insertUnlessDuplicate(manager, row)) {
+          await runHandler(webhook, payload, { manager, ...info });
+          return row;
+        }
+        const first = await this.events.findByKey(manager, row);
+        return first.status === 'failed' ? this.retry(manager, first) : first;
+      });
     } catch (error) {
       if (!(error instanceof HandlerFailure)) throw error;
       return this.recordFailure(row, error);
@@ -253,13 +233,11 @@ export class WebhookProcessor {
 }
 
 async function runHandler(webhook: RegisteredWebhook, payload: object, context: WebhookContext) {
-  const { handler } = webhook;
   try {
-    if (!declaresRows(handler)) return await handler.handle(payload, context);
-    for (const { entity, values } of handler.rows(payload, context)) {
-      await insertUnlessConflict(context.manager, entity, values);
-    }
+    await webhook.handler.handle(payload, context);
   } catch (error) {
+    // A database that does not answer is the service's failure, not the handler's: 503.
+    if (isDatabaseUnavailable(error)) throw error;
     throw new HandlerFailure(error);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import {
-  type AnyWebhookHandler,
+  type WebhookEventHandler,
   WebhookHandlerMarker,
   type WebhookHandlerOptions,
 } from './webhook-handler.decorator.js';
@@ -14,7 +14,7 @@ export interface WebhookDefinition<P extends object = object> extends WebhookHan
 }
 
 export interface RegisteredWebhook<P extends object = object> extends WebhookDefinition<P> {
-  handler: AnyWebhookHandler<P>;
+  handler: WebhookEventHandler<P>;
 }
 
 /** Start-up refusal: two providers claim one event name, or a handler is unusable. */
@@ -40,22 +40,16 @@ export class WebhookRegistry implements OnModuleInit {
           `Two handlers for the webhook event "${definition.event}": ${existing.handlerName} and ${definition.handlerName}.`,
         );
       }
-      const handler = wrapper.instance as Partial<Record<'handle' | 'rows', unknown>> | undefined;
+      const handler = wrapper.instance as Partial<WebhookEventHandler> | undefined;
       // A request-scoped handler has no instance here and none outside a request.
-      if (
-        !wrapper.isDependencyTreeStatic() ||
-        (typeof handler?.handle === 'function') === (typeof handler?.rows === 'function')
-      ) {
+      if (!wrapper.isDependencyTreeStatic() || typeof handler?.handle !== 'function') {
         throw new WebhookRegistrationError(
-          `Webhook handler ${definition.handlerName} must be a singleton provider with either a handle(payload, context) or a rows(payload, event) method.`,
+          `Webhook handler ${definition.handlerName} must be a singleton provider with a handle(payload, context) method.`,
         );
       }
-      // A rows handler's writes are inserts that skip collisions: independent of other deliveries.
-      const concurrent = definition.concurrent === true || typeof handler?.rows === 'function';
       this.byEvent.set(definition.event, {
         ...definition,
-        concurrent,
-        handler: handler as AnyWebhookHandler,
+        handler: handler as WebhookEventHandler,
       });
     }
   }

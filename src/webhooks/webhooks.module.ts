@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { WebhookCommits } from './webhook-commits.js';
 import { WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { WebhookRetention } from './webhook-retention.service.js';
@@ -24,6 +25,7 @@ import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.
   providers: [
     WebhookRegistry,
     WebhookEventsRepository,
+    WebhookCommits,
     WebhookProcessor,
     WebhooksService,
     WebhookDeliveryPipe,

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
+import { WebhookRegistry } from '../../src/webhooks/webhook-registry.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
 import { errors } from '../support/responses.js';
@@ -41,10 +42,9 @@ describe('a failing webhook handler (test-only event module)', () => {
       .get('/v2/webhooks/events')
       .set('authorization', read)
       .expect(200);
-    expect(res.body.data.map((e: { event: string }) => e.event)).toEqual([
-      'learning.attempt.completed',
-      'test.job.finished',
-    ]);
+    const events = res.body.data.map((e: { event: string }) => e.event);
+    expect(events).toContain('test.job.finished');
+    expect(events).toEqual(t.app.get(WebhookRegistry).events());
   });
 
   it('validates its payload with its own DTO', async () => {

@@ -17,20 +17,17 @@ class AnotherAttemptCompletedHandler implements WebhookEventHandler<AttemptCompl
 }
 
 @WebhookHandler({
-  event: 'test.both.kinds',
+  event: 'test.no.handle',
   payload: AttemptCompletedPayload,
   dedupeKey: (payload) => payload.attempt_id,
 })
-class BothKindsHandler implements WebhookEventHandler<AttemptCompletedPayload> {
-  async handle(): Promise<void> {}
-  rows() {
-    return [];
-  }
+class NoHandleHandler {
+  process(): void {}
 }
 
-/** A module whose handler both writes and declares rows: which one would count is unclear. */
-@Module({ providers: [BothKindsHandler] })
-class BothKindsModule {}
+/** A module whose handler has no handle() method: nothing would process its event. */
+@Module({ providers: [NoHandleHandler] })
+class NoHandleModule {}
 
 /** A module claiming an event LearningModule already handles. */
 @Module({ providers: [AnotherAttemptCompletedHandler] })
@@ -62,9 +59,9 @@ describe('webhook event registry', () => {
     );
   });
 
-  it('refuses to start with a handler that has both handle() and rows()', async () => {
-    await expect(startWith(BothKindsModule)).rejects.toThrow(
-      'Webhook handler BothKindsHandler must be a singleton provider with either a handle(payload, context) or a rows(payload, event) method.',
+  it('refuses to start with a handler that has no handle() method', async () => {
+    await expect(startWith(NoHandleModule)).rejects.toThrow(
+      'Webhook handler NoHandleHandler must be a singleton provider with a handle(payload, context) method.',
     );
   });
 });

@@ -34,7 +34,7 @@ describe('CLI webhooks:replay', () => {
   /** A learning.attempt.completed event whose handler failed once (the LMS being down, say). */
   async function failedAttempt() {
     const handler = t.app.get(AttemptCompletedHandler);
-    jest.spyOn(handler, 'rows').mockImplementationOnce(() => {
+    jest.spyOn(handler, 'handle').mockImplementationOnce(async () => {
       throw new Error('learning store unreachable');
     });
     const body = attemptCompleted();

@@ -1,22 +1,34 @@
+import { getMetadataStorage } from 'class-validator';
 import request from 'supertest';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
+import { WebhookRegistry } from '../../src/webhooks/webhook-registry.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader, senderHeaders } from '../support/auth.js';
 import { rawRequest } from '../support/raw-http.js';
 import { errors } from '../support/responses.js';
+import { AddedNotes, NoteEventModule } from './note-event.module.js';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+/** Stands for the message naming every accepted event, which depends on the modules loaded. */
+const UNKNOWN_EVENT = '(the accepted events)';
+
+/**
+ * With a test-only event (note.added) beside the application's own: nothing here may depend on
+ * which events are registered, only on the rules every one of them follows.
+ */
 describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () => {
   let t: TestApp;
   let write: string;
   let read: string;
   let clientId: string;
+  let registry: WebhookRegistry;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ imports: [NoteEventModule] });
+    registry = t.app.get(WebhookRegistry);
     ({ write, read, clientId } = await senderHeaders(t));
   });
   afterAll(async () => {
@@ -88,7 +100,7 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
       [
         'an unknown event',
         { event: 'learning.attempt.started', payload: valid() },
-        { event: ['The event must be one of: learning.attempt.completed.'] },
+        { event: [UNKNOWN_EVENT] },
       ],
       [
         'no event and no payload',
@@ -122,7 +134,7 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
         'an unknown event and a payload that is not an object',
         { event: 'nope', payload: 3 },
         {
-          event: ['The event must be one of: learning.attempt.completed.'],
+          event: [UNKNOWN_EVENT],
           payload: ['The payload must be an object.'],
         },
       ],
@@ -178,6 +190,12 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
       ['a body that is a string', '"hello"', { body: ['The request body must be a JSON object.'] }],
     ])('%s', async (_label, body, expected) => {
       const before = (await eventRows()).length;
+      if (expected.event?.[0] === UNKNOWN_EVENT) {
+        expected = {
+          ...expected,
+          event: [`The event must be one of: ${registry.events().join(', ')}.`],
+        };
+      }
       const res = await request(t.http)
         .post('/v2/webhooks')
         .set('authorization', write)
@@ -329,7 +347,7 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
     });
   });
 
-  describe('a row the database refuses (the completed attempt handler declares its rows)', () => {
+  describe("a row the database refuses in the completed attempt handler's insert", () => {
     /** Makes the database refuse a completed attempt of user 13, or stop refusing it. */
     const refuseUser13 = (refuse: boolean) =>
       t.db.query(
@@ -344,8 +362,7 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
       );
 
     it('fails that delivery alone among those sent together, stores it failed, and a redelivery after processes it', async () => {
-      // PostgreSQL: the three go as one statement, which the database refuses; each then runs
-      // again alone, and the refused one takes the general path, which records the failure.
+      // Sent together (they may share a commit): the refused insert fails its own delivery only.
       const bodies = [12, 13, 14].map((user_id) => attemptCompleted({ user_id }));
       await refuseUser13(true);
       let answers: request.Response[];
@@ -519,47 +536,144 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
       }
     });
 
-    it('lists the accepted events with their payload schema', async () => {
+    /** Every registered event with its payload DTO, and the fields the DTO validates. */
+    const declared = () =>
+      registry.definitions().map(({ event, payload }) => ({
+        event,
+        dto: payload.name,
+        fields: [
+          ...new Set(
+            getMetadataStorage()
+              .getTargetValidationMetadatas(payload, '', true, false)
+              .map((rule) => rule.propertyName),
+          ),
+        ].sort(),
+      }));
+
+    it('registers every event of every loaded module, the test-only one included', () => {
+      const events = declared().map(({ event }) => event);
+      expect(events).toEqual(expect.arrayContaining(['learning.attempt.completed', 'note.added']));
+      expect(registry.events()).toEqual([...events].sort());
+    });
+
+    it('lists every registered event, sorted, each with its payload schema', async () => {
       const res = await request(t.http)
         .get('/v2/webhooks/events')
         .set('authorization', read)
         .expect(200);
-      expect(res.body).toEqual({
-        data: [
-          {
-            event: 'learning.attempt.completed',
-            payload_schema: {
-              type: 'object',
-              additionalProperties: true,
-              required: ['user_id', 'module_id', 'attempt_id'],
-              properties: {
-                user_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
-                module_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
-                attempt_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
-              },
-            },
+      const listed = res.body.data as { event: string; payload_schema: Record<string, any> }[];
+      expect(listed.map(({ event }) => event)).toEqual(registry.events());
+      for (const { event, fields } of declared()) {
+        const schema = listed.find((each) => each.event === event)!.payload_schema;
+        // Unknown payload fields are accepted: the schema says so. Every validated field is in it.
+        expect({ event, type: schema.type, open: schema.additionalProperties }).toEqual({
+          event,
+          type: 'object',
+          open: true,
+        });
+        expect({ event, fields: Object.keys(schema.properties).sort() }).toEqual({ event, fields });
+        for (const required of schema.required ?? []) expect(fields).toContain(required);
+      }
+      // The application's own event, as the SPEC gives it.
+      expect(listed.find(({ event }) => event === 'learning.attempt.completed')).toEqual({
+        event: 'learning.attempt.completed',
+        payload_schema: {
+          type: 'object',
+          additionalProperties: true,
+          required: ['user_id', 'module_id', 'attempt_id'],
+          properties: {
+            user_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
+            module_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
+            attempt_id: expect.objectContaining({ type: 'integer', minimum: 1 }),
           },
-        ],
+        },
       });
     });
 
-    it('documents the accepted events and their payloads in the OpenAPI document', async () => {
+    it('documents every registered event and its payload in the OpenAPI document', async () => {
       const doc = (await request(t.http).get('/docs/openapi.json').expect(200)).body;
       const body = doc.paths['/v2/webhooks'].post.requestBody.content['application/json'].schema;
-      // One event: its schema directly (a oneOf of one branch is none).
-      expect(body).toEqual(
-        expect.objectContaining({
-          properties: {
-            event: { type: 'string', enum: ['learning.attempt.completed'] },
-            payload: { $ref: '#/components/schemas/AttemptCompletedPayload' },
-          },
-        }),
+      // One branch per event; a single event is its branch directly (a oneOf of one is none).
+      const branches = (body.oneOf ?? [body]) as Record<string, any>[];
+      const listed = (
+        await request(t.http).get('/v2/webhooks/events').set('authorization', read).expect(200)
+      ).body.data as { event: string; payload_schema: Record<string, any> }[];
+      expect(branches.map((branch) => branch.properties.event.enum)).toEqual(
+        registry.events().map((event) => [event]),
       );
-      expect(doc.components.schemas.AttemptCompletedPayload.required).toEqual([
-        'user_id',
-        'module_id',
-        'attempt_id',
-      ]);
+      for (const { event, dto, fields } of declared()) {
+        const branch = branches.find((each) => each.properties.event.enum[0] === event)!;
+        expect({ event, required: branch.required, payload: branch.properties.payload }).toEqual({
+          event,
+          required: ['event', 'payload'],
+          payload: { $ref: `#/components/schemas/${dto}` },
+        });
+        const component = doc.components.schemas[dto];
+        const { additionalProperties: _open, ...documented } = listed.find(
+          (each) => each.event === event,
+        )!.payload_schema;
+        expect({ event, component }).toEqual({ event, component: documented });
+        expect({ event, fields: Object.keys(component.properties).sort() }).toEqual({
+          event,
+          fields,
+        });
+      }
+    });
+  });
+
+  describe('payload errors: every invalid field, each with the first rule it breaks as written', () => {
+    const note = (payload: Record<string, unknown>) => post({ event: 'note.added', payload });
+
+    it.each<[string, Record<string, unknown>, Record<string, string[]>]>([
+      [
+        'wrong types (type errors, not the size rules below them)',
+        { note_id: '5000', title: 12345678901, priority: 7 },
+        {
+          'payload.note_id': ['The note_id must be an integer.'],
+          'payload.title': ['The title must be a string.'],
+          'payload.priority': ['The priority must be a string.'],
+        },
+      ],
+      [
+        'right types, out of range',
+        { note_id: 5000, title: 'much too long a title', priority: 'urgent' },
+        {
+          'payload.note_id': ['The note_id must be at most 1000.'],
+          'payload.title': ['The title must be at most 10 characters long.'],
+          'payload.priority': ['The priority must be one of: low, high.'],
+        },
+      ],
+      [
+        'missing fields (required before anything else)',
+        { priority: null },
+        {
+          'payload.note_id': ['The note_id field is required.'],
+          'payload.title': ['The title field is required.'],
+        },
+      ],
+      [
+        'a rule after the first broken one is not reported',
+        { note_id: 0, title: 'AB' },
+        {
+          'payload.note_id': ['The note_id must be at least 1.'],
+          'payload.title': ['The title must be at least 3 characters long.'],
+        },
+      ],
+      [
+        'only the last rule broken',
+        { note_id: 3, title: 'Ab cd' },
+        { 'payload.title': ['The title must be lowercase letters and spaces.'] },
+      ],
+    ])('%s', async (_label, payload, expected) => {
+      const before = (await eventRows()).length;
+      const res = await note(payload).expect(422);
+      expect(res.body).toEqual(errors.invalid(expected));
+      expect((await eventRows()).length).toBe(before);
+    });
+
+    it('a valid payload reaches its handler', async () => {
+      await note({ note_id: 42, title: 'a note' }).expect(200);
+      expect(t.app.get(AddedNotes).ids).toContain(42);
     });
   });
 });
