@@ -60,19 +60,21 @@ describe('extending: a new event and a declared paged list (both databases)', ()
     }
   });
 
-  it('is the code docs/extending.md\'s "Add a paged resource" shows', () => {
+  it.each([
+    ['Add a paged resource', 4],
+    ['Add a webhook event', 3],
+  ])('is the code docs/extending.md\'s "%s" shows', (title, count) => {
     const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
     const doc = read('../../docs/extending.md');
-    const section = doc.slice(
-      doc.indexOf('## Add a paged resource'),
-      doc.indexOf('\n## ', doc.indexOf('## Add a paged resource') + 1),
-    );
+    const heading = `## ${title}`;
+    const end = doc.indexOf('\n## ', doc.indexOf(heading) + 1);
+    const section = doc.slice(doc.indexOf(heading), end === -1 ? undefined : end);
     const snippets = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
     // As the files would be in src/learning-catalog/: imports relative to src/.
     const code = ['./learning-catalog.module.ts', './1764000000000-CreateLearningCatalog.ts']
       .map((path) => read(path).replaceAll("'../../src/", "'../"))
       .join('\n');
-    expect(snippets.length).toBe(4);
+    expect(snippets.length).toBe(count);
     for (const snippet of snippets) expect(code).toContain(snippet);
   });
 
