@@ -208,7 +208,15 @@ try {
       ],
     });
     const answered = refusals ? (result.statusCodeStats['401']?.count ?? 0) : result['2xx'];
-    if (answered !== amount) throw new Error(`${amount - answered} requests failed`);
+    if (answered !== amount) {
+      const { errors, timeouts, statusCodeStats } = result;
+      const statuses = Object.fromEntries(
+        Object.entries(statusCodeStats).map(([status, { count }]) => [status, count]),
+      );
+      throw new Error(
+        `${amount - answered} requests failed: ${JSON.stringify({ statuses, errors, timeouts })}`,
+      );
+    }
   };
   await load(Number(args.warmup));
   control('--instr=on');
