@@ -4,13 +4,17 @@
 // is not counted). SQLite (a temporary file), or PostgreSQL with `--pg <URL of an empty
 // database>` (only the server is counted, not PostgreSQL); the server runs exactly as `npm start`
 // runs it.
-// Usage: node bench/instructions.mjs <a|b|c|e> [--pg postgres://…] [--requests 10000]
+// Usage: node bench/instructions.mjs <a|b|c|e|k|u> [--pg postgres://…] [--requests 10000]
 //        [--warmup 10000] [--node-arg=<flag>]... (extra node flags for the server, as in
-//        bench/run.mjs) [--signed]
+//        bench/run.mjs) [--signed] [--gc]
 //   a: GET company, b: PUT company, c: POST /v2/webhooks, e: client_credentials token
+//   k and u, a pair: refused token requests (401), k for the known client id with a wrong secret,
+//   u for an unknown client id (one fixed UUID, as bench/client-timing.mjs sends by default)
 //   --signed: c's client has a signing secret and every delivery is signed (Standard Webhooks)
 //   --webhook-id: c's deliveries carry a fresh webhook-id, unsigned (what --signed compares to:
 //   a webhook-id, signed or not, makes it the idempotency key instead of the attempt_id)
+//   --gc: also counts the server's young (Scavenge) and full (Mark-Compact) GCs during the
+//   counted requests, by `--trace-gc` (its printing adds well under 1 % to the figure)
 // Counts the main thread only: the checkpoint worker's timer runs ~50x as often per request
 // under valgrind as it does at full speed. Takes 3–5 minutes.
 import autocannon from 'autocannon';
@@ -19,7 +23,7 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Buffer } from 'node:buffer';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { commandLine } from './command-line.mjs';
 import { freePort } from './baseline.mjs';
@@ -36,12 +40,13 @@ const { values: args, positionals } = commandLine(import.meta.url, {
     'node-arg': { type: 'string', multiple: true, default: [] },
     signed: { type: 'boolean', default: false },
     'webhook-id': { type: 'boolean', default: false },
+    gc: { type: 'boolean', default: false },
   },
 });
 const scenario = positionals[0];
-if (!['a', 'b', 'c', 'e'].includes(scenario)) {
+if (!['a', 'b', 'c', 'e', 'k', 'u'].includes(scenario)) {
   console.error(
-    'usage: node bench/instructions.mjs <a|b|c|e> [--pg URL] [--requests N] [--warmup N]',
+    'usage: node bench/instructions.mjs <a|b|c|e|k|u> [--pg URL] [--requests N] [--warmup N]',
   );
   process.exit(2);
 }
@@ -97,10 +102,23 @@ const server = spawn(
     '--dump-line=no',
     `--callgrind-out-file=${out}`,
     process.execPath,
-    ...serverArgs(ROOT, args['node-arg']),
+    ...serverArgs(ROOT, [...(args.gc ? ['--trace-gc'] : []), ...args['node-arg']]),
   ],
-  { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'ignore'] },
+  { cwd: ROOT, env, stdio: ['ignore', args.gc ? 'pipe' : 'ignore', 'ignore'] },
 );
+/** --trace-gc's lines, counted while `gcs.counting`. */
+const gcs = { counting: false, young: 0, full: 0 };
+server.stdout?.setEncoding('utf8');
+let partial = '';
+server.stdout?.on('data', (chunk) => {
+  const lines = (partial + chunk).split('\n');
+  partial = lines.pop();
+  if (!gcs.counting) return;
+  for (const line of lines) {
+    if (/: Scavenge\b/.test(line)) gcs.young += 1;
+    else if (/: Mark-Compact\b/.test(line)) gcs.full += 1;
+  }
+});
 const control = (flag) =>
   execFileSync('callgrind_control', [flag, String(server.pid)], {
     env: { ...process.env, ...names },
@@ -128,6 +146,19 @@ try {
   const token = await (
     await fetch(base + tokenRequest.path, { ...tokenRequest, headers: tokenRequest.headers })
   ).json();
+  /** (k) and (u): a client_credentials request with a wrong secret, in the body (no Basic). */
+  const refusedRequest = (clientId) => ({
+    method: 'POST',
+    path: '/oauth/token',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      scope: 'customers:read',
+      client_id: clientId,
+      client_secret: 'not-the-secret-of-any-client-0123456789abc',
+    }),
+  });
+  const unknownClientId = randomUUID();
   let n = 0;
   const next = () => {
     n += 1;
@@ -148,10 +179,15 @@ try {
         }
         return delivery;
       }
+      case 'k':
+        return refusedRequest(client.client_id);
+      case 'u':
+        return refusedRequest(unknownClientId);
       default:
         return tokenRequest;
     }
   };
+  const refusals = scenario === 'k' || scenario === 'u';
   // 10 connections, as `npm run bench`: how many deliveries share a commit depends on it.
   const load = async (amount) => {
     const result = await autocannon({
@@ -159,10 +195,9 @@ try {
       connections: 10,
       amount,
       timeout: 120,
-      headers: {
-        authorization: `Bearer ${token.access_token}`,
-        'content-type': 'application/json',
-      },
+      headers: refusals
+        ? {}
+        : { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' },
       requests: [
         {
           setupRequest: (request) => {
@@ -172,12 +207,23 @@ try {
         },
       ],
     });
-    if (result['2xx'] !== amount) throw new Error(`${amount - result['2xx']} requests failed`);
+    const answered = refusals ? (result.statusCodeStats['401']?.count ?? 0) : result['2xx'];
+    if (answered !== amount) {
+      const { errors, timeouts, statusCodeStats } = result;
+      const statuses = Object.fromEntries(
+        Object.entries(statusCodeStats).map(([status, { count }]) => [status, count]),
+      );
+      throw new Error(
+        `${amount - answered} requests failed: ${JSON.stringify({ statuses, errors, timeouts })}`,
+      );
+    }
   };
   await load(Number(args.warmup));
   control('--instr=on');
+  gcs.counting = true;
   await load(REQUESTS);
   control('--dump');
+  gcs.counting = false;
   // The dump's file for the main thread (thread 1): `<out>.1-01`.
   const dump = readdirSync(work).find((f) => f.endsWith('.1-01'));
   const total = Number(
@@ -188,6 +234,7 @@ try {
       scenario,
       requests: REQUESTS,
       instructions_per_request: Math.round(total / REQUESTS),
+      ...(args.gc && { young_gcs: gcs.young, full_gcs: gcs.full }),
       dump: join(work, dump),
     }),
   );

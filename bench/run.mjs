@@ -9,6 +9,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { commandLine } from './command-line.mjs';
 import { freePort, startBaseline } from './baseline.mjs';
@@ -69,6 +70,8 @@ const serverEnv = {
   THROTTLE_TOKEN_FAILURES_PER_CLIENT: '100000000',
   THROTTLE_TOKEN_FAILURES_PER_USER: '100000000',
   THROTTLE_TOKEN_FAILURES_PER_USER_ALL_ADDRESSES: '100000000',
+  // For the signed deliveries' client (its signing secret is stored encrypted under this key).
+  WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
 };
 
 function cli(...cliArgs) {
@@ -232,6 +235,7 @@ async function measure(
       share_of_without: median(pairedRuns.map((r) => r.share_of_without)),
     }),
     ...(versusRuns.length && {
+      versus: versus.label,
       versus_rps: median(versusRuns.map((r) => r.versus_rps)),
       share_of_versus: median(versusRuns.map((r) => r.share_of_versus)),
     }),
@@ -298,6 +302,13 @@ async function main() {
     '--grants',
     'client_credentials,password',
   );
+  // (c) signed: a second client that signs its deliveries (Standard Webhooks), and its secret.
+  const signingClient = cli('clients:create', '--name', 'bench-signed', '--scopes', SCOPES);
+  const signingSecret = cli(
+    'clients:webhook-secret',
+    '--client-id',
+    signingClient.client_id,
+  ).secret;
   const password = 'bench-password-1234';
   cli('users:create', '--username', 'bench', '--password', password);
   cli('customers:seed', '--count', String(CUSTOMERS));
@@ -338,6 +349,20 @@ async function main() {
     });
     const { access_token: token } = await tokenRes.json();
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const signingTokenRes = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: signingClient.client_id,
+        client_secret: signingClient.client_secret,
+        scope: SCOPES,
+      }),
+    });
+    const signingAuth = {
+      authorization: `Bearer ${(await signingTokenRes.json()).access_token}`,
+      'content-type': 'application/json',
+    };
     const passwordBody = JSON.stringify({
       grant_type: 'password',
       client_id: client.client_id,
@@ -375,6 +400,35 @@ async function main() {
         }),
       ],
     });
+    // (c) with a fresh webhook-id per delivery, unsigned, and the same signed: a webhook-id, signed
+    // or not, is the idempotency key in place of the attempt id, so the pair differs only by the
+    // signature check. The sender signs with the server's own signer (Node's HMAC, the same
+    // signatures as the package's: its spec), so that signing costs this load generator little.
+    const { NativeHmacWebhook } = await import('../dist/src/webhooks/native-hmac-webhook.js');
+    const signer = new NativeHmacWebhook(signingSecret);
+    const deliveriesWithId = (headers, sign) => () => ({
+      url: base,
+      headers,
+      requests: [
+        cycling(() => {
+          attempt += 1;
+          const delivery = webhookDelivery(attempt);
+          const id = `msg_${attempt}_${randomBytes(4).toString('hex')}`;
+          if (!sign) return { ...delivery, headers: { ...headers, 'webhook-id': id } };
+          const at = new Date();
+          return {
+            ...delivery,
+            headers: {
+              ...headers,
+              'webhook-id': id,
+              'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+              'webhook-signature': signer.sign(id, at, delivery.body),
+            },
+          };
+        }),
+      ],
+    });
+    const unsignedWithId = deliveriesWithId(auth, false);
     const scenarios = [['(a) GET /v2/customers/:id/company', pid, getCompany]];
     if (!SMOKE) {
       scenarios.push(
@@ -388,6 +442,13 @@ async function main() {
           }),
         ],
         ['(c) POST /v2/webhooks', pid, postWebhooks],
+        [
+          '(c) POST /v2/webhooks, signed (Standard Webhooks)',
+          pid,
+          deliveriesWithId(signingAuth, true),
+          // Each run paired with unsigned deliveries with a webhook-id just before it.
+          { versus: { pid, opts: unsignedWithId, label: 'unsigned' } },
+        ],
         ['(e) POST /oauth/token client_credentials', pid, issueToken(base)],
         ...(withRedis
           ? [
@@ -396,7 +457,7 @@ async function main() {
                 withRedis.child.pid,
                 issueToken(withRedis.base),
                 // Each run paired with the in-process server just before it (same load).
-                { versus: { pid, opts: issueToken(base) } },
+                { versus: { pid, opts: issueToken(base), label: 'in-process' } },
               ],
             ]
           : []),
@@ -557,8 +618,9 @@ async function main() {
     }),
     // (h): intake during the prune against intake just before it, on the same tables.
     ...(r.share_of_without && { 'vs without': `${(r.share_of_without * 100).toFixed(0)}%` }),
-    // The Redis counters' row: against in-process counting, run just before each of its runs.
-    ...(r.share_of_versus && { 'vs in-process': `${(r.share_of_versus * 100).toFixed(0)}%` }),
+    // A row paired with another load run just before each of its runs: the Redis counters' row
+    // against in-process counting, signed deliveries against unsigned ones.
+    ...(r.share_of_versus && { [`vs ${r.versus}`]: `${(r.share_of_versus * 100).toFixed(0)}%` }),
     'RSS MB': r.rss_mb ?? '',
     'non-2xx': r.failed_responses ?? '',
   }));

@@ -9,6 +9,7 @@ import {
   ServiceUnavailableApiException,
 } from '../common/exceptions/api.exception.js';
 import type { Environment } from '../config/environment.js';
+import { NativeHmacWebhook } from './native-hmac-webhook.js';
 import { WebhookSecretCipher } from './webhook-secret-cipher.js';
 import type { WebhookSigningSecret } from './webhook-signing-secret.entity.js';
 import { WebhookSigningSecretsRepository } from './webhook-signing-secrets.repository.js';
@@ -199,7 +200,8 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
         'WEBHOOK_SECRET_KEY is not set, but webhook signing secrets are stored: set it to the key they were created with.',
       );
     }
-    return new Webhook(
+    // Built once per secret (its whsec_ key decoded once), not per delivery.
+    return new NativeHmacWebhook(
       this.cipher.decrypt(row.encryptedSecret, secretContext(row.id, row.clientId)),
     );
   }
