@@ -1,12 +1,4 @@
-import {
-  Controller,
-  Header,
-  HttpCode,
-  Ip,
-  Post,
-  UseGuards,
-  UseInterceptors,
-} from '@nestjs/common';
+import { Controller, Header, HttpCode, Ip, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
