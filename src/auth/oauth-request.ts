@@ -1,4 +1,22 @@
+import {
+  applyDecorators,
+  ArgumentMetadata,
+  createParamDecorator,
+  ExecutionContext,
+  Injectable,
+  ValidationError,
+  ValidationPipe,
+} from '@nestjs/common';
+import {
+  IsDefined,
+  IsOptional,
+  IsString,
+  ValidateIf,
+  type ValidationArguments,
+} from 'class-validator';
+import type { FastifyRequest } from 'fastify';
 import { repeatedKeys } from '../common/parsers/body-parsers.js';
+import { declaredFields } from '../common/pipes/dto-fields.js';
 import { InvalidClientException, InvalidRequestException } from './oauth.exceptions.js';
 
 export interface ClientCredentials {
@@ -9,39 +27,86 @@ export interface ClientCredentials {
 }
 
 /**
- * The named parameters of an OAuth request body (JSON or form), as strings. RFC 6749 §3.1: an
- * empty value counts as omitted, unknown parameters are ignored, and a repeated one (an array,
- * from the form parser; a key the JSON parser saw twice) is refused.
+ * The request body as the handler's DTO of RFC 6749 parameters, through OAuthParamsPipe. A custom
+ * parameter decorator rather than @Body(): the global AppValidationPipe validates bodies by the
+ * contract's rules (unknown fields refused, 422), and leaves custom decorators to their own pipes.
  */
-export function readParams<N extends string>(
-  body: unknown,
-  names: readonly N[],
-): Partial<Record<N, string>> {
+export const OAuthParams = (): ParameterDecorator => requestBody(OAuthParamsPipe);
+
+const requestBody = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): unknown =>
+    ctx.switchToHttp().getRequest<FastifyRequest>().body,
+);
+
+/**
+ * Nest's ValidationPipe with RFC 6749's rules instead of the contract's: the parameters the DTO
+ * declares are read from the JSON or form body (readParams()), its rules (@RequiredParameter(),
+ * @OptionalParameter()) run on them, and a refusal is §5.2's 400 invalid_request naming one
+ * problem.
+ */
+@Injectable()
+export class OAuthParamsPipe extends ValidationPipe {
+  constructor() {
+    super({
+      validateCustomDecorators: true,
+      transform: true,
+      stopAtFirstError: true,
+      validationError: { target: false, value: false },
+      exceptionFactory: (errors) => new InvalidRequestException(firstProblem(errors)),
+    });
+  }
+
+  override transform(body: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    return super.transform(readParams(body, declaredFields(metadata.metatype!).keys()), metadata);
+  }
+}
+
+/** A parameter sent wrongly is named before one left out (one error_description, §5.2). */
+function firstProblem(errors: ValidationError[]): string {
+  const error = errors.find((e) => !e.constraints?.isDefined) ?? errors[0];
+  return Object.values(error.constraints ?? {})[0];
+}
+
+/**
+ * The parameters named `names` of an OAuth request body (JSON or form). RFC 6749 §3.1: an empty
+ * value counts as omitted, unknown parameters are ignored, and a repeated one (an array, from the
+ * form parser; a key the JSON parser saw twice) is refused.
+ */
+function readParams(body: unknown, names: Iterable<string>): Record<string, unknown> {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw new InvalidRequestException('The request body must be a JSON object or a form.');
   }
   const repeated = repeatedKeys(body);
-  const params: Partial<Record<N, string>> = {};
+  const params: Record<string, unknown> = {};
   for (const name of names) {
-    const value = (body as Record<string, unknown>)[name];
+    const value = Object.hasOwn(body, name) ? (body as Record<string, unknown>)[name] : undefined;
     if (repeated.has(name) || Array.isArray(value)) {
       throw new InvalidRequestException(`The ${name} parameter must not be repeated.`);
     }
-    if (value === undefined || value === null || value === '') continue;
-    if (typeof value !== 'string') {
-      throw new InvalidRequestException(`The ${name} parameter must be a string.`);
-    }
-    params[name] = value;
+    if (value !== undefined && value !== null && value !== '') params[name] = value;
   }
   return params;
 }
 
-export function required<N extends string>(params: Partial<Record<N, string>>, name: N): string {
-  const value = params[name];
-  if (value === undefined) throw new InvalidRequestException(`The ${name} parameter is required.`);
-  return value;
-}
+const mustBeString = ({ property }: ValidationArguments) =>
+  `The ${property} parameter must be a string.`;
+const isRequired = ({ property }: ValidationArguments) => `The ${property} parameter is required.`;
+
+/** An RFC 6749 parameter of a DTO that a request may leave out: a string when sent. */
+export const OptionalParameter = () =>
+  applyDecorators(IsOptional(), IsString({ message: mustBeString }));
+
+/**
+ * An RFC 6749 parameter of a DTO that a request must carry: a string. With `when`, only the
+ * requests for which it holds must carry it (e.g. the password grant's username); the others may.
+ */
+export const RequiredParameter = <T extends object>(when?: (params: T) => boolean) =>
+  applyDecorators(
+    ...(when ? [ValidateIf((params: T, value) => value !== undefined || when(params))] : []),
+    IsDefined({ message: isRequired }),
+    IsString({ message: mustBeString }),
+  );
 
 /**
  * Client authentication (RFC 6749 §2.3.1): HTTP Basic (`client_secret_basic`) or `client_id` +

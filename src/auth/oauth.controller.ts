@@ -1,4 +1,4 @@
-import { Body, Controller, Header, HttpCode, Ip, Post, UseGuards } from '@nestjs/common';
+import { Controller, Header, HttpCode, Ip, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -11,31 +11,20 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { RawResponse } from '../common/decorators/raw-response.decorator.js';
-import { Metrics } from '../metrics/metrics.service.js';
 import { ClientsService } from './clients.service.js';
 import { AuthorizationHeaders } from './decorators/authorization-headers.decorator.js';
-import { isGrantType } from './grant-types.js';
-import { OAuthException, TooManyAttemptsException } from './oauth.exceptions.js';
 import { IntrospectionResponseDto } from './dto/introspection-response.dto.js';
 import { OAuthErrorDto, TooManyRequestsDto } from './dto/oauth-error.dto.js';
 import { TokenOperationRequestDto } from './dto/token-operation-request.dto.js';
 import { TokenRequestDto } from './dto/token-request.dto.js';
 import { AddressThrottleGuard } from './guards/address-throttle.guard.js';
 import { TokenResponseDto } from './dto/token-response.dto.js';
-import { readClientCredentials, readParams, required } from './oauth-request.js';
+import { OAuthParams, readClientCredentials } from './oauth-request.js';
 import { RevocationService } from './revocation.service.js';
 import { TokenGrantService } from './token-grant.service.js';
+import { TokenMetricsInterceptor } from './token-metrics.interceptor.js';
 import { TokenVerifier } from './token-verifier.service.js';
 
-const TOKEN_PARAMS = [
-  'grant_type',
-  'client_id',
-  'client_secret',
-  'scope',
-  'username',
-  'password',
-] as const;
-const TOKEN_OPERATION_PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
 const CONSUMES = ['application/json', 'application/x-www-form-urlencoded'];
 const INVALID_REQUEST =
   'invalid_request (a parameter missing or repeated, two Authorization headers, client ' +
@@ -67,7 +56,6 @@ export class OAuthController {
     private readonly clients: ClientsService,
     private readonly revocation: RevocationService,
     private readonly verifier: TokenVerifier,
-    private readonly metrics: Metrics,
   ) {}
 
   @Post('token')
@@ -86,40 +74,18 @@ export class OAuthController {
     description: `${INVALID_REQUEST}, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope.`,
   })
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
+  @UseInterceptors(TokenMetricsInterceptor)
   async token(
     @AuthorizationHeaders() authorizations: string[],
-    @Body() body: unknown,
+    @OAuthParams() params: TokenRequestDto,
     @Ip() address: string,
   ): Promise<TokenResponseDto> {
-    let grantType: string | undefined;
-    try {
-      const params = readParams(body, TOKEN_PARAMS);
-      grantType = required(params, 'grant_type');
-      const scope = required(params, 'scope');
-      if (grantType === 'password') {
-        required(params, 'username');
-        required(params, 'password');
-      }
-      const credentials = readClientCredentials(authorizations, params);
-      const issued = await this.grants.grant(
-        { grantType, scope, username: params.username, password: params.password },
-        credentials,
-        address,
-      );
-      this.metrics.tokenIssued(grantType);
-      return issued;
-    } catch (error) {
-      this.metrics.tokenRefused(
-        // The caller chooses grant_type: only known ones become a label value.
-        grantType === undefined ? 'none' : isGrantType(grantType) ? grantType : 'other',
-        error instanceof OAuthException
-          ? error.error
-          : error instanceof TooManyAttemptsException
-            ? 'throttled'
-            : 'server_error',
-      );
-      throw error;
-    }
+    const { grant_type: grantType, scope, username, password } = params;
+    return this.grants.grant(
+      { grantType, scope, username, password },
+      readClientCredentials(authorizations, params),
+      address,
+    );
   }
 
   @Post('revoke')
@@ -144,15 +110,14 @@ export class OAuthController {
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async revoke(
     @AuthorizationHeaders() authorizations: string[],
-    @Body() body: unknown,
+    @OAuthParams() params: TokenOperationRequestDto,
     @Ip() address: string,
   ): Promise<Record<string, never>> {
-    const params = readParams(body, TOKEN_OPERATION_PARAMS);
     const client = await this.clients.authenticate(
       readClientCredentials(authorizations, params),
       address,
     );
-    await this.revocation.revokeForClient(required(params, 'token'), client.id);
+    await this.revocation.revokeForClient(params.token, client.id);
     return {};
   }
 
@@ -172,12 +137,11 @@ export class OAuthController {
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async introspect(
     @AuthorizationHeaders() authorizations: string[],
-    @Body() body: unknown,
+    @OAuthParams() params: TokenOperationRequestDto,
     @Ip() address: string,
   ): Promise<IntrospectionResponseDto> {
-    const params = readParams(body, TOKEN_OPERATION_PARAMS);
     await this.clients.authenticate(readClientCredentials(authorizations, params), address);
-    const active = await this.verifier.active(required(params, 'token'));
+    const active = await this.verifier.active(params.token);
     if (!active) return { active: false };
     const { scope, client_id, exp, iat, sub, aud, iss, jti } = active.claims;
     return { active: true, scope, client_id, token_type: 'Bearer', exp, iat, sub, aud, iss, jti };

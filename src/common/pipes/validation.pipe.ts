@@ -18,6 +18,7 @@ import {
   bodyObject,
   isPlainObject,
   mergeFieldErrors,
+  NO_FIELD_ERRORS,
   unstorableTextErrors,
   splitUnknownFields,
 } from './dto-fields.js';
@@ -29,6 +30,7 @@ cacheRuleLookups();
 
 /** Turns class-validator's error tree into docs/contract.md §2's map of dotted paths to messages. */
 export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErrors {
+  if (errors.length === 0) return NO_FIELD_ERRORS;
   // A Map: a path such as `toString` must not find Object.prototype's member.
   const out = new Map<string, string[]>();
   const visit = (list: ValidationError[], base: string) => {
@@ -52,7 +54,8 @@ export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErro
  */
 function screen(metatype: Type, value: Record<string, unknown>) {
   const { known, errors } = splitUnknownFields(metatype, value);
-  return { known, errors: { ...errors, ...unstorableTextErrors(known, '') } };
+  const unstorable = unstorableTextErrors(known, '');
+  return { known, errors: hasErrors(unstorable) ? { ...errors, ...unstorable } : errors };
 }
 
 const hasErrors = (errors: FieldErrors) => Object.keys(errors).length > 0;
@@ -63,6 +66,12 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
   forbidNonWhitelisted: true,
   validationError: { target: false, value: false },
 };
+
+/**
+ * validateFlat()'s: unknown fields are already refused by screen(), so class-validator's own
+ * whitelist pass (a second look at every key) would find nothing.
+ */
+const FLAT_VALIDATOR_OPTIONS: ValidatorOptions = { ...VALIDATOR_OPTIONS, whitelist: false };
 
 const flatness = new WeakMap<Type, boolean>();
 
@@ -135,6 +144,9 @@ export class AppValidationPipe extends ValidationPipe {
    */
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const { type, metatype } = metadata;
+    // What Nest's pipe does with a custom decorator's value (@CustomerId(), @CurrentPrincipal()…)
+    // when validateCustomDecorators is off: nothing, here without its asynchronous round.
+    if (type === 'custom') return value;
     if ((type === 'body' || type === 'query') && this.isClass(metadata) && isFlatDto(metatype!)) {
       return this.validateFlat(metatype!, value);
     }
@@ -172,7 +184,7 @@ export class AppValidationPipe extends ValidationPipe {
     assertFlat(metatype);
     const { known, errors } = screen(metatype, bodyObject(value));
     const entity = Object.assign(new metatype(), known);
-    const invalid = toFieldErrors(validateSync(entity, VALIDATOR_OPTIONS));
+    const invalid = toFieldErrors(validateSync(entity, FLAT_VALIDATOR_OPTIONS));
     if (hasErrors(errors) || hasErrors(invalid)) {
       throw new ValidationFailedException(mergeFieldErrors(errors, invalid));
     }
@@ -181,6 +193,8 @@ export class AppValidationPipe extends ValidationPipe {
 
   private isClass(metadata: ArgumentMetadata): boolean {
     const { metatype } = metadata;
-    return !!metatype && ![String, Boolean, Number, Array, Object].includes(metatype as never);
+    return !!metatype && !NOT_DTOS.includes(metatype as never);
   }
 }
+
+const NOT_DTOS = [String, Boolean, Number, Array, Object];
