@@ -16,6 +16,7 @@ import { AuthorizationHeaders } from './decorators/authorization-headers.decorat
 import { IntrospectionResponseDto } from './dto/introspection-response.dto.js';
 import { OAuthErrorDto, TooManyRequestsDto } from './dto/oauth-error.dto.js';
 import { TokenOperationRequestDto } from './dto/token-operation-request.dto.js';
+import { InvalidRequestException } from './oauth.exceptions.js';
 import { TokenRequestDto } from './dto/token-request.dto.js';
 import { AddressThrottleGuard } from './guards/address-throttle.guard.js';
 import { TokenResponseDto } from './dto/token-response.dto.js';
@@ -117,7 +118,7 @@ export class OAuthController {
       readClientCredentials(authorizations, params),
       address,
     );
-    await this.revocation.revokeForClient(params.token, client.id);
+    await this.revocation.revokeForClient(requiredToken(params), client.id);
     return {};
   }
 
@@ -141,9 +142,15 @@ export class OAuthController {
     @Ip() address: string,
   ): Promise<IntrospectionResponseDto> {
     await this.clients.authenticate(readClientCredentials(authorizations, params), address);
-    const active = await this.verifier.active(params.token);
+    const active = await this.verifier.active(requiredToken(params));
     if (!active) return { active: false };
     const { scope, client_id, exp, iat, sub, aud, iss, jti } = active.claims;
     return { active: true, scope, client_id, token_type: 'Bearer', exp, iat, sub, aud, iss, jti };
   }
+}
+
+/** The token of a revocation or introspection, asked for once the client is authenticated. */
+function requiredToken({ token }: TokenOperationRequestDto): string {
+  if (token === undefined) throw new InvalidRequestException('The token parameter is required.');
+  return token;
 }

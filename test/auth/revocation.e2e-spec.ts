@@ -257,6 +257,30 @@ describe('revocation and introspection', () => {
     });
   });
 
+  it.each(['/oauth/revoke', '/oauth/introspect'])(
+    '%s authenticates the client before asking for the token (RFC 7009 §2.1)',
+    async (url) => {
+      const wrong = await request(t.http)
+        .post(url)
+        .set('authorization', basicAuth(client.clientId, 'wrong'))
+        .type('form')
+        .send({});
+      expect({ status: wrong.status, body: wrong.body }).toEqual({
+        status: 401,
+        body: oauthErrors.invalidClient,
+      });
+      const right = await request(t.http)
+        .post(url)
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send({});
+      expect({ status: right.status, body: right.body }).toEqual({
+        status: 400,
+        body: { error: 'invalid_request', error_description: 'The token parameter is required.' },
+      });
+    },
+  );
+
   describe.each(['/oauth/revoke', '/oauth/introspect'])(
     'ambiguous requests to %s: 400 invalid_request, and nothing revoked',
     (url) => {

@@ -1,14 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { OptionalParameter, RequiredParameter } from '../oauth-request.js';
+import { OptionalParameter } from '../oauth-request.js';
 
 /**
  * Body of POST /oauth/revoke (RFC 7009) and POST /oauth/introspect (RFC 7662), JSON or form,
  * validated by OAuthParamsPipe.
  */
 export class TokenOperationRequestDto {
+  // Required, but checked after client authentication (RFC 7009 §2.1: the client is
+  // authenticated first), so that a bad client is 401 invalid_client whatever it sends.
   @ApiProperty({ description: 'The access token.' })
-  @RequiredParameter()
-  token: string;
+  @OptionalParameter()
+  token?: string;
 
   @ApiPropertyOptional({
     description: 'Accepted and ignored: access tokens are the only kind.',
