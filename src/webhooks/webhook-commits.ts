@@ -20,8 +20,8 @@ interface Delivery {
 
 /**
  * Shared commits for webhook deliveries. A delivery joins the group that is waiting for its
- * transaction (Database.transaction(): on SQLite, for the writer's turn; on PostgreSQL, for a
- * connection and its BEGIN), or starts one. The group is stored and processed in that one
+ * transaction (the rest of the current turn of the event loop, then Database.transaction(): on
+ * SQLite, the writer's turn; on PostgreSQL, a connection and its BEGIN), or starts one. The group is stored and processed in that one
  * transaction, each delivery in a savepoint of its own: a burst costs one commit, not one each.
  *
  * - Each work runs exactly once. One that throws is rolled back to its savepoint, alone; its
@@ -47,8 +47,10 @@ export class WebhookCommits {
       if (this.open && this.open.length < MAX_GROUP_SIZE) {
         this.open.push(delivery);
       } else {
-        this.open = [delivery];
-        void this.commit(this.open);
+        const group = [delivery];
+        this.open = group;
+        // Started after this turn of the event loop, so that the deliveries read in it join.
+        setImmediate(() => void this.commit(group));
       }
     });
   }
