@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { PaginationModule } from '../pagination/pagination.module.js';
+import { Customer } from './customer.entity.js';
 import { CustomerCompanyController } from './customer-company.controller.js';
 import { CustomerOfPath } from './customer-id.decorator.js';
 import { CustomerSeeder } from './customer-seeder.service.js';
@@ -8,7 +10,7 @@ import { CustomersRepository } from './customers.repository.js';
 import { CustomersService } from './customers.service.js';
 
 @Module({
-  imports: [PaginationModule],
+  imports: [TypeOrmModule.forFeature([Customer]), PaginationModule],
   controllers: [CustomersController, CustomerCompanyController],
   providers: [CustomersRepository, CustomersService, CustomerSeeder, CustomerOfPath],
   exports: [CustomersService],

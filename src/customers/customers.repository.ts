@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
 import { Database } from '../database/database.js';
 import type { Row, Statement } from '../database/statement.js';
 import { eachAlone, type Outcome, outcomeOf } from '../database/turn-batch.js';
@@ -24,10 +26,6 @@ export type SampleCompany = [name: string | null, type: CompanyType | null];
 
 const TABLE = 'customers';
 const RETURNING = 'RETURNING id, company_name, company_type';
-const COLUMNS = 'SELECT id, company_name, company_type FROM customers';
-
-/** The most customer reads one batched statement carries. */
-const READ_BATCH_SIZE = 100;
 /** The most company updates one batched statement carries (PostgreSQL). */
 const UPDATE_BATCH_SIZE = 100;
 
@@ -58,9 +56,6 @@ const UPDATE_MANY = `UPDATE customers AS c SET
  */
 @Injectable()
 export class CustomersRepository {
-  /** Reads by id of concurrent requests, as one statement (Database.batchedReads()). */
-  private readonly byId: (id: number) => Promise<Row | null>;
-
   /**
    * PostgreSQL: updates that arrive in the same turn of the event loop (or while the batch
    * before is out) go as one statement, one round trip and one commit, instead of one each
@@ -72,16 +67,17 @@ export class CustomersRepository {
   /** Every customer by id, placed by the counts the database keeps. */
   private readonly pages: PageReader;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    @InjectRepository(Customer) private readonly customers: Repository<Customer>,
+  ) {
     this.pages = pageReader(db, wholeTable(TABLE, 'id, company_name, company_type'));
-    this.byId = db.batchedReads((ids) => this.readBatch(ids), READ_BATCH_SIZE);
     this.updates = db.batchedWrites((batch) => this.updateBatch(batch), UPDATE_BATCH_SIZE);
   }
 
-  /** The hottest read of the service (see docs/benchmarks.md): batched with concurrent reads. */
-  async findById(id: number): Promise<Customer | null> {
-    const row = await this.byId(id);
-    return row && toCustomer(row);
+  /** Committed data only: outside a transaction, TypeORM's reads go to SQLite's reader. */
+  findById(id: number): Promise<Customer | null> {
+    return this.customers.findOneBy({ id });
   }
 
   /** Ordered by id; the total and the page read in one snapshot. */
@@ -181,18 +177,6 @@ export class CustomersRepository {
       round.forEach((i, k) => (outcomes[i] = settled[k]));
     }
     return outcomes;
-  }
-
-  private async readBatch(ids: readonly number[]): Promise<(Row | null)[]> {
-    // One text whatever the number of ids (one included), so that it is prepared once.
-    const statement =
-      this.db.dialect === 'postgres'
-        ? this.db.sql(`${COLUMNS} WHERE id = ANY(:ids)`, { ids })
-        : this.db.sql(`${COLUMNS} WHERE id IN (SELECT value FROM json_each(:ids))`, {
-            ids: JSON.stringify(ids),
-          });
-    const rows = new Map((await this.db.select(statement)).map((row) => [Number(row.id), row]));
-    return ids.map((id) => rows.get(id) ?? null);
   }
 
   private multiRowInsert(companies: SampleCompany[]): Statement {

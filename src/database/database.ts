@@ -9,7 +9,6 @@ import type {
   QueryRunner,
 } from 'typeorm';
 import { FlightBound } from './flight-bound.js';
-import { ReadBatches } from './read-batches.js';
 import { SqliteConnections } from './sqlite-connections.js';
 import {
   type Row,
@@ -67,7 +66,6 @@ export class Database implements OnModuleDestroy {
   private readonly writes: TurnBatcher<Statement, StatementResult>;
   private readonly groups: TurnBatcher<ManagerWork, unknown>;
   private readonly postgresGroups: TurnBatcher<GroupedWork, unknown>;
-  private readonly readBatches = new ReadBatches();
 
   private constructor(
     readonly dataSource: DataSource,
@@ -176,18 +174,6 @@ export class Database implements OnModuleDestroy {
       return sqlite.inTurn(() => sqlite.run(sqlite.reader, statement).rows);
     }
     return (await this.runOnPostgres(statement)).rows;
-  }
-
-  /**
-   * A read by key, batched with concurrent ones, with a bound on the batches out at once
-   * (ReadBatches): `load` reads a batch's keys in one statement and answers one value per key,
-   * in their order.
-   */
-  batchedReads<K, V>(
-    load: (keys: readonly K[]) => Promise<V[]>,
-    maxBatchSize: number,
-  ): (key: K) => Promise<V> {
-    return this.readBatches.loader(load, maxBatchSize);
   }
 
   /**
