@@ -8,7 +8,6 @@ import type {
   ObjectLiteral,
   QueryRunner,
 } from 'typeorm';
-import { FlightBound } from './flight-bound.js';
 import { SqliteConnections } from './sqlite-connections.js';
 import {
   type Row,
@@ -33,13 +32,6 @@ export interface DatabaseOptions {
 
 /** The most works one shared commit of groupedTransaction() carries. */
 const MAX_GROUP_SIZE = 64;
-
-/**
- * PostgreSQL: the most batches of one batchedWrites() batcher out at once. One: while a statement
- * of webhook deliveries (or of PUT updates) is out, the next turns' items gather into one larger
- * statement (docs/benchmarks.md, fifteenth session).
- */
-export const WRITE_BATCHES_IN_FLIGHT = 1;
 
 type ManagerWork = (manager: EntityManager) => Promise<unknown>;
 /** A work of groupedTransaction(), and whether it may run beside the others (see there). */
@@ -176,22 +168,6 @@ export class Database implements OnModuleDestroy {
     return (await this.runOnPostgres(statement)).rows;
   }
 
-  /**
-   * Writes of concurrent requests as batches: the items of a turn of the event loop go to `run`
-   * together (TurnBatcher, at most `maxSize` a batch), which answers one outcome per item. On
-   * PostgreSQL at most WRITE_BATCHES_IN_FLIGHT batches of this batcher are out at once; the items
-   * of later turns wait and gather into the next (FlightBound, which lets them go anyway when the
-   * database has stalled). SQLite answers a batch before the next turn: no bound.
-   */
-  batchedWrites<I, T>(
-    run: (items: I[]) => Promise<Outcome<T>[]>,
-    maxSize: number,
-  ): (item: I) => Promise<T> {
-    const bound = this.sqlite ? undefined : new FlightBound(WRITE_BATCHES_IN_FLIGHT);
-    const batcher = new TurnBatcher(maxSize, run, bound);
-    return (item) => batcher.submit(item);
-  }
-
   /** Several reads that must see one snapshot (a total and the page it describes). */
   async read<T>(work: () => Work<T>): Promise<T> {
     const sqlite = this.sqlite;
@@ -223,6 +199,32 @@ export class Database implements OnModuleDestroy {
   async execute(statement: Statement): Promise<StatementResult> {
     if (this.sqlite) return this.writes.submit(statement);
     return this.runOnPostgres(statement);
+  }
+
+  /**
+   * Sets `changes` on the `entity` row whose primary key is `id` and answers the row as stored
+   * after it (null when none has that key), in one statement (UPDATE … RETURNING) committed as
+   * execute() commits. Only the columns given are written, so a concurrent update of other
+   * columns is kept, and the answer is this update's result, not a later one's.
+   */
+  async update<T extends ObjectLiteral>(
+    entity: EntityTarget<T>,
+    id: unknown,
+    changes: Partial<T>,
+  ): Promise<T | null> {
+    const { driver } = this.dataSource;
+    const metadata = this.dataSource.getMetadata(entity);
+    const parameters: ObjectLiteral = { id };
+    const assignments = metadata.columns
+      .filter((column) => column.getEntityValue(changes) !== undefined)
+      .map((column, i) => {
+        parameters[`v${i}`] = driver.preparePersistentValue(column.getEntityValue(changes), column);
+        return `${driver.escape(column.databaseName)} = :v${i}`;
+      });
+    const [key] = metadata.primaryColumns;
+    const text = `UPDATE ${driver.escape(metadata.tableName)} SET ${assignments.join(', ')} WHERE ${driver.escape(key.databaseName)} = :id RETURNING ${this.columnsOf(entity)}`;
+    const { rows } = await this.execute(this.sql(text, parameters));
+    return this.hydrate(entity, rows)[0] ?? null;
   }
 
   /**

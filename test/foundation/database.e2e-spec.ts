@@ -1,10 +1,15 @@
 import Sqlite from 'better-sqlite3';
 import request from 'supertest';
 import { Column, DataSource, Entity, type EntityManager, PrimaryColumn } from 'typeorm';
-import { Database, WRITE_BATCHES_IN_FLIGHT } from '../../src/database/database.js';
+import { Database } from '../../src/database/database.js';
 import { Counter } from '../../src/database/counter.entity.js';
 import { insertUnlessConflict } from '../../src/database/insert-unless-conflict.js';
-import { insertWithDependents, rowInsert } from '../../src/database/insert-with-dependents.js';
+import {
+  batchedWrites,
+  insertWithDependents,
+  rowInsert,
+  WRITE_BATCHES_IN_FLIGHT,
+} from '../../src/database/insert-with-dependents.js';
 import { FLIGHT_WAIT_MS, FlightBound } from '../../src/database/flight-bound.js';
 import { type Outcome, TurnBatcher } from '../../src/database/turn-batch.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
@@ -446,7 +451,7 @@ describe('database, migrations and health', () => {
     });
 
     it("bounds a batcher's batches out on PostgreSQL only, and lets a waiting one go when the one out does not answer (a stalled database)", async () => {
-      const { batches, answers, submit } = heldWrites((run) => db.batchedWrites(run, 3));
+      const { batches, answers, submit } = heldWrites((run) => batchedWrites(db, run, 3));
       const writes = [submit(1)];
       await turnsUntil(() => batches.length === 1);
       const waitedFrom = Date.now();
