@@ -9,13 +9,7 @@ import type {
   QueryRunner,
 } from 'typeorm';
 import { SqliteConnections } from './sqlite-connections.js';
-import {
-  type Row,
-  type Statement,
-  type StatementResult,
-  StatementTemplates,
-  type Work,
-} from './statement.js';
+import type { Row, Statement, StatementResult, Work } from './statement.js';
 import { eachAlone, type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
 import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import {
@@ -54,7 +48,6 @@ type GroupedWork = { work: ManagerWork; concurrent: boolean };
 @Injectable()
 export class Database implements OnModuleDestroy {
   readonly dialect: 'sqlite' | 'postgres';
-  private readonly templates: StatementTemplates;
   private readonly writes: TurnBatcher<Statement, StatementResult>;
   private readonly groups: TurnBatcher<ManagerWork, unknown>;
   private readonly postgresGroups: TurnBatcher<GroupedWork, unknown>;
@@ -64,7 +57,6 @@ export class Database implements OnModuleDestroy {
     private readonly sqlite: SqliteConnections | undefined,
   ) {
     this.dialect = sqlite ? 'sqlite' : 'postgres';
-    this.templates = new StatementTemplates(dataSource);
     this.writes = new TurnBatcher(Infinity, (statements) => this.commitTogether(statements));
     this.groups = new TurnBatcher(MAX_GROUP_SIZE, (works) => this.transactTogether(works));
     this.postgresGroups = new TurnBatcher(MAX_GROUP_SIZE, (works) =>
@@ -85,12 +77,13 @@ export class Database implements OnModuleDestroy {
     await this.sqlite?.close();
   }
 
-  /**
-   * `text` with `:name` / `:...list` parameters, in the driver's own placeholder style (translated
-   * once per text; repeated texts are prepared once per connection).
-   */
+  /** `text` with `:name` / `:...list` parameters, in the driver's own placeholder style. */
   sql(text: string, parameters: ObjectLiteral = {}): Statement {
-    return this.templates.build(text, parameters);
+    // TypeORM's SQLite driver writes numbers into the text, which would make each id a new
+    // statement to prepare: integers go as bound parameters instead (SqliteConnections.run()).
+    const values = this.sqlite ? boundIntegers(parameters) : parameters;
+    const [sql, params] = this.dataSource.driver.escapeQueryWithParameters(text, values);
+    return { sql, params };
   }
 
   /**
@@ -277,19 +270,11 @@ export class Database implements OnModuleDestroy {
   }
 
   /**
-   * PostgreSQL: one statement in a transaction of its own. A text that repeats goes straight to
-   * the pool as a named statement: no query runner to create and release, and the server parses
-   * and plans the text once per connection instead of on every request.
+   * PostgreSQL: one statement in a transaction of its own, straight to the pool: no query runner
+   * to create and release for it.
    */
-  private async runOnPostgres(statement: Statement): Promise<StatementResult> {
-    const pool = postgresPoolOf(this.dataSource);
-    if (statement.prepared && pool) return runNamed(pool, statement, this.dataSource.logger);
-    const runner = this.dataSource.createQueryRunner('master');
-    try {
-      return await runPostgres(runner, statement);
-    } finally {
-      await runner.release();
-    }
+  private runOnPostgres(statement: Statement): Promise<StatementResult> {
+    return runNamed(postgresPoolOf(this.dataSource)!, statement, this.dataSource.logger);
   }
 
   /**
@@ -437,6 +422,14 @@ export class Database implements OnModuleDestroy {
   }
 }
 
+function boundIntegers(parameters: ObjectLiteral): ObjectLiteral {
+  const values: ObjectLiteral = {};
+  for (const [name, value] of Object.entries(parameters)) {
+    values[name] = Number.isSafeInteger(value) ? BigInt(value as number) : value;
+  }
+  return values;
+}
+
 function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {
   let step = steps.next();
   while (!step.done) step = steps.next(run(step.value));
@@ -459,8 +452,8 @@ export async function runPostgres(
 }
 
 /**
- * A statement with a `prepared` name, as a pg named statement on `connection` (the pool, or one
- * connection holding a transaction), logged as TypeORM logs its own queries.
+ * A statement on `connection` (the pool, or one connection holding a transaction), logged as
+ * TypeORM logs its own queries; one with a `prepared` name as a pg named statement.
  */
 async function runNamed(
   connection: Pool | PoolClient,
