@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { Database } from '../database/database.js';
-import type { Row, Statement } from '../database/statement.js';
+import type { Row } from '../database/statement.js';
 import { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
 import { countByBlocks, type PageReader, pageReader, wholeTable } from '../pagination/positions.js';
@@ -24,7 +24,7 @@ export interface CompanyChanges {
 export type SampleCompany = [name: string | null, type: CompanyType | null];
 
 const TABLE = 'customers';
-const RETURNING = 'RETURNING id, company_name, company_type';
+
 /**
  * Every query of the `customers` table. The database keeps its rows counted per block of ids
  * (`customers_blocks`, database/position-blocks.ts): the list's total and any page's place come
@@ -53,25 +53,31 @@ export class CustomersRepository {
     return new Page(rows.map(toCustomer), total, request);
   }
 
+  /** Writes go through Database.transaction(): on SQLite they take turns on the one writer. */
   async insert(company: NewCompany): Promise<Customer> {
-    const statement = this.db.sql(
-      `INSERT INTO customers (company_name, company_type) VALUES (:name, :type) ${RETURNING}`,
-      { name: company.name, type: company.type },
-    );
-    const row = await this.db.write(function* () {
-      return (yield statement).rows[0];
+    const customer = this.customers.create({
+      companyName: company.name,
+      companyType: company.type,
     });
-    return toCustomer(row);
+    await this.db.transaction((manager) => manager.insert(Customer, customer));
+    return customer;
   }
 
   /** Inserts many customers in one transaction, with multi-row INSERTs. */
   async insertMany(companies: SampleCompany[]): Promise<void> {
-    const statements: Statement[] = [];
-    for (let i = 0; i < companies.length; i += ROWS_PER_INSERT) {
-      statements.push(this.multiRowInsert(companies.slice(i, i + ROWS_PER_INSERT)));
-    }
-    await this.db.write(function* () {
-      for (const statement of statements) yield statement;
+    await this.db.transaction(async (manager) => {
+      for (let i = 0; i < companies.length; i += ROWS_PER_INSERT) {
+        const rows = companies
+          .slice(i, i + ROWS_PER_INSERT)
+          .map(([companyName, companyType]) => ({ companyName, companyType }));
+        await manager
+          .createQueryBuilder()
+          .insert()
+          .into(Customer)
+          .values(rows)
+          .updateEntity(false)
+          .execute();
+      }
     });
   }
 
@@ -87,19 +93,6 @@ export class CustomersRepository {
    */
   updateCompany(id: number, changes: CompanyChanges): Promise<Customer | null> {
     return this.db.update(Customer, id, { companyName: changes.name, companyType: changes.type });
-  }
-
-  private multiRowInsert(companies: SampleCompany[]): Statement {
-    const values: string[] = [];
-    const params: (string | null)[] = [];
-    for (const [name, type] of companies) {
-      values.push(`(${this.db.parameter(params.length)}, ${this.db.parameter(params.length + 1)})`);
-      params.push(name, type);
-    }
-    return {
-      sql: `INSERT INTO customers (company_name, company_type) VALUES ${values.join(', ')}`,
-      params,
-    };
   }
 }
 

@@ -86,14 +86,6 @@ export class Database implements OnModuleDestroy {
     return { sql, params };
   }
 
-  /**
-   * The driver's positional placeholder for the parameter at `index` (0-based), for statements
-   * built by hand: named parameters cost a regex pass each, too much for a 10,000-row insert.
-   */
-  parameter(index: number): string {
-    return this.dataSource.driver.createParameter('p', index);
-  }
-
   /** Every column of `entity`, by database name, for the select list of a raw read. */
   columnsOf(entity: EntityTarget<ObjectLiteral>): string {
     const { driver } = this.dataSource;
