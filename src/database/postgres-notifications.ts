@@ -20,7 +20,22 @@ export class PostgresNotifications {
   private reportedLoss = false;
   private connectedBefore = false;
 
-  constructor(
+  /**
+   * LISTEN/NOTIFY on `db`'s PostgreSQL server at `url`, or undefined on SQLite, whose instances
+   * are processes on one machine with nothing to carry messages between them.
+   */
+  static on(
+    db: Database,
+    url: string,
+    channels: readonly string[],
+    notified: Notified,
+    logger: Logger,
+  ): PostgresNotifications | undefined {
+    if (db.dialect !== 'postgres') return undefined;
+    return new PostgresNotifications(url, db, channels, notified, logger);
+  }
+
+  private constructor(
     private readonly url: string,
     private readonly db: Database,
     private readonly channels: readonly string[],
