@@ -19,7 +19,7 @@ import {
   releaseBroken,
 } from './typeorm-internals.js';
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   /** How long a SQLite write waits for a lock held by another process before failing (503). */
   lockTimeoutMs: number;
 }

@@ -5,7 +5,7 @@ import type { Database } from './database.js';
 const RECONNECT_MS = 1000;
 
 /** What the listener is told: a notification, or null on a channel after a reconnect. */
-export type Notified = (channel: string, payload: string | null) => void;
+type Notified = (channel: string, payload: string | null) => void;
 
 /**
  * PostgreSQL LISTEN/NOTIFY for messages between instances, on a connection of its own (a pooled
