@@ -279,6 +279,14 @@ export class Database implements OnModuleDestroy {
     return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
   }
 
+  /**
+   * Whether instances on other machines may share this database (PostgreSQL), rather than only
+   * processes of one machine (a SQLite file).
+   */
+  get sharedAcrossMachines(): boolean {
+    return !this.sqlite;
+  }
+
   /** False unless SQLite writes have found the file locked by another process past the bound. */
   writesBlocked(): boolean {
     return this.sqlite?.writesBlocked() ?? false;
