@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
+import { Database } from './database/database.js';
 import {
   type Environment,
   InvalidEnvironmentError,
@@ -34,7 +34,7 @@ async function main() {
   const logger = app.get<Logger>(ROOT_LOGGER);
   // Read before listening, so that nothing (a request, a signal) comes between listening and
   // saying so.
-  const started = await startedLine(env, app.get(DataSource));
+  const started = await startedLine(env, app.get(Database));
 
   // Graceful stop: refuse new connections, finish in-flight requests, close the database, exit 0.
   let stopping = false;

@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
 import { Database } from '../database/database.js';
 import { OAuthClient } from './oauth-client.entity.js';
 
@@ -16,12 +18,11 @@ export class OAuthClientsRepository {
   /** The read of every token request. */
   private readonly byId: (parameters: { id: string }) => Promise<OAuthClient | null>;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    @InjectRepository(OAuthClient) private readonly clients: Repository<OAuthClient>,
+  ) {
     this.byId = db.oneBy(OAuthClient, 'id = :id');
-  }
-
-  private get rows() {
-    return this.db.dataSource.getRepository(OAuthClient);
   }
 
   findById(id: string): Promise<OAuthClient | null> {
@@ -44,11 +45,11 @@ export class OAuthClientsRepository {
   }
 
   states(): Promise<ClientStateRow[]> {
-    return this.rows.find({ select: STATE });
+    return this.clients.find({ select: STATE });
   }
 
   stateOf(id: string): Promise<ClientStateRow | null> {
-    return this.rows.findOne({ select: STATE, where: { id } });
+    return this.clients.findOne({ select: STATE, where: { id } });
   }
 
   async insert(client: OAuthClient): Promise<void> {

@@ -1,12 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { LessThan, MoreThan } from 'typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
+import { LessThan, MoreThan, type Repository } from 'typeorm';
 import { Database } from '../database/database.js';
 import { RevokedToken } from './revoked-token.entity.js';
 
 /** Every query of `oauth_revoked_tokens`. */
 @Injectable()
 export class RevokedTokensRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    @InjectRepository(RevokedToken) private readonly revoked: Repository<RevokedToken>,
+  ) {}
 
   /** Records a revocation; revoking a token twice keeps the first record. */
   async insertUnlessPresent(row: RevokedToken): Promise<void> {
@@ -17,7 +21,7 @@ export class RevokedTokensRepository {
 
   /** Revocations of tokens that expire after `seconds` (epoch seconds). */
   expiringAfter(seconds: number): Promise<Pick<RevokedToken, 'jti' | 'expiresAt'>[]> {
-    return this.db.dataSource.getRepository(RevokedToken).find({
+    return this.revoked.find({
       select: { jti: true, expiresAt: true },
       where: { expiresAt: MoreThan(seconds) },
     });

@@ -1,15 +1,20 @@
 import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
 import { Database } from '../database/database.js';
 import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
 
 /** Every query of `oauth_signing_keys`. */
 @Injectable()
 export class SigningKeysRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    @InjectRepository(SigningKey) private readonly keys: Repository<SigningKey>,
+  ) {}
 
   /** Oldest first. */
   all(): Promise<SigningKey[]> {
-    return this.db.dataSource.getRepository(SigningKey).find({ order: { createdAt: 'ASC' } });
+    return this.keys.find({ order: { createdAt: 'ASC' } });
   }
 
   /** Inserts the key unless its slot (unique) is taken already: the first instance wins. */
@@ -20,7 +25,7 @@ export class SigningKeysRepository {
   }
 
   findByKid(kid: string): Promise<SigningKey | null> {
-    return this.db.dataSource.getRepository(SigningKey).findOneBy({ kid });
+    return this.keys.findOneBy({ kid });
   }
 
   /** Makes `key` the signing key in one transaction; resolves to the previous one's kid. */

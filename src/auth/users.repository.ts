@@ -1,27 +1,23 @@
 import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
 import { Database } from '../database/database.js';
 import { User } from './user.entity.js';
 
 /** Every query of `oauth_users`. */
 @Injectable()
 export class UsersRepository {
-  /** The read of every password grant. */
-  private readonly byUsername: (parameters: { username: string }) => Promise<User | null>;
-
-  constructor(private readonly db: Database) {
-    this.byUsername = db.oneBy(User, 'username = :username');
-  }
-
-  private get rows() {
-    return this.db.dataSource.getRepository(User);
-  }
+  constructor(
+    private readonly db: Database,
+    @InjectRepository(User) private readonly users: Repository<User>,
+  ) {}
 
   existsByUsername(username: string): Promise<boolean> {
-    return this.rows.existsBy({ username });
+    return this.users.existsBy({ username });
   }
 
   findByUsername(username: string): Promise<User | null> {
-    return this.byUsername({ username });
+    return this.users.findOneBy({ username });
   }
 
   /** Inserts the user and sets its generated `id`; the unique username index refuses a twin. */

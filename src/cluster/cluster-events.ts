@@ -33,13 +33,18 @@ export class ClusterEvents implements OnModuleDestroy {
   constructor(config: ConfigService<Environment, true>, redis: RedisConnection, db: Database) {
     const deliver = (topic: ClusterTopic, message: string | null) => this.deliver(topic, message);
     if (redis.client) this.transport = new RedisTransport(redis, deliver, this.logger);
-    else if (db.dialect === 'postgres') {
-      this.transport = new PostgresTransport(
-        config.get('DATABASE_URL', { infer: true }),
+    else {
+      const notifications = PostgresNotifications.on(
         db,
-        deliver,
+        config.get('DATABASE_URL', { infer: true }),
+        TOPICS.map(channel),
+        (name, payload) => {
+          const topic = TOPICS.find((t) => channel(t) === name);
+          if (topic) deliver(topic, payload);
+        },
         this.logger,
       );
+      if (notifications) this.transport = new PostgresTransport(notifications);
     }
   }
 
@@ -133,20 +138,8 @@ class RedisTransport implements Transport {
 /** PostgreSQL LISTEN/NOTIFY (the data layer's PostgresNotifications), one channel per topic. */
 class PostgresTransport implements Transport {
   readonly name = 'postgres';
-  private readonly notifications: PostgresNotifications;
 
-  constructor(url: string, db: Database, deliver: Deliver, logger: Logger) {
-    this.notifications = new PostgresNotifications(
-      url,
-      db,
-      TOPICS.map(channel),
-      (name, payload) => {
-        const topic = TOPICS.find((t) => channel(t) === name);
-        if (topic) deliver(topic, payload);
-      },
-      logger,
-    );
-  }
+  constructor(private readonly notifications: PostgresNotifications) {}
 
   start() {
     this.notifications.start();

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
 import { InjectList } from '../database/database.module.js';
 import { Database } from '../database/database.js';
 import type { PagedList } from '../database/paged-list.js';
-import type { Row, Statement } from '../database/statement.js';
-import { eachAlone, type Outcome, outcomeOf } from '../database/turn-batch.js';
-import { Page } from '../pagination/page.js';
+import type { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
 import type { CompanyType } from './company-type.js';
 import { Customer } from './customer.entity.js';
@@ -24,34 +24,6 @@ export interface CompanyChanges {
 /** One sample customer of CustomersRepository.insertMany(). */
 export type SampleCompany = [name: string | null, type: CompanyType | null];
 
-const RETURNING = 'RETURNING id, company_name, company_type';
-const COLUMNS = 'SELECT id, company_name, company_type FROM customers';
-
-/** The most customer reads one batched statement carries. */
-const READ_BATCH_SIZE = 100;
-/** The most company updates one batched statement carries (PostgreSQL). */
-const UPDATE_BATCH_SIZE = 100;
-
-/** A PUT's update, waiting for the others of its turn. */
-interface CompanyUpdate {
-  id: number;
-  changes: CompanyChanges;
-}
-
-/**
- * Several customers' updates in one statement (PostgreSQL): a field a row does not change is
- * set to its current value, which the UPDATE reads under the row's lock, so a concurrent
- * update of that field is kept. One text whatever the number of rows (prepared once).
- */
-const UPDATE_MANY = `UPDATE customers AS c SET
-    company_name = CASE WHEN u.set_name THEN u.name ELSE c.company_name END,
-    company_type = CASE WHEN u.set_type THEN u.type ELSE c.company_type END
-  FROM unnest(CAST(:ids AS integer[]), CAST(:set_names AS boolean[]), CAST(:names AS varchar[]),
-      CAST(:set_types AS boolean[]), CAST(:types AS varchar[]))
-    AS u(id, set_name, name, set_type, type)
-  WHERE c.id = u.id
-  RETURNING c.id, c.company_name, c.company_type`;
-
 /**
  * Every query of the `customers` table. Its list is declared (customers.list.ts): the database
  * keeps its rows counted per block of ids, and the list's total and any page's place come from
@@ -59,29 +31,15 @@ const UPDATE_MANY = `UPDATE customers AS c SET
  */
 @Injectable()
 export class CustomersRepository {
-  /** Reads by id of concurrent requests, as one statement (Database.batchedReads()). */
-  private readonly byId: (id: number) => Promise<Row | null>;
-
-  /**
-   * PostgreSQL: updates that arrive in the same turn of the event loop (or while the batch
-   * before is out) go as one statement, one round trip and one commit, instead of one each
-   * (Database.batchedWrites(), docs/benchmarks.md). SQLite already shares one commit between the
-   * statements of a turn (Database.execute()).
-   */
-  private readonly updates: (update: CompanyUpdate) => Promise<Row | null>;
-
   constructor(
     private readonly db: Database,
+    @InjectRepository(Customer) private readonly customers: Repository<Customer>,
     @InjectList(customersList) private readonly list: PagedList<Customer>,
-  ) {
-    this.byId = db.batchedReads((ids) => this.readBatch(ids), READ_BATCH_SIZE);
-    this.updates = db.batchedWrites((batch) => this.updateBatch(batch), UPDATE_BATCH_SIZE);
-  }
+  ) {}
 
-  /** The hottest read of the service (see docs/benchmarks.md): batched with concurrent reads. */
-  async findById(id: number): Promise<Customer | null> {
-    const row = await this.byId(id);
-    return row && toCustomer(row);
+  /** Committed data only: outside a transaction, TypeORM's reads go to SQLite's reader. */
+  findById(id: number): Promise<Customer | null> {
+    return this.customers.findOneBy({ id });
   }
 
   /** Ordered by id; the total and the page read in one snapshot. */
@@ -89,25 +47,31 @@ export class CustomersRepository {
     return this.list.page(request);
   }
 
+  /** Writes go through Database.transaction(): on SQLite they take turns on the one writer. */
   async insert(company: NewCompany): Promise<Customer> {
-    const statement = this.db.sql(
-      `INSERT INTO customers (company_name, company_type) VALUES (:name, :type) ${RETURNING}`,
-      { name: company.name, type: company.type },
-    );
-    const row = await this.db.write(function* () {
-      return (yield statement).rows[0];
+    const customer = this.customers.create({
+      companyName: company.name,
+      companyType: company.type,
     });
-    return toCustomer(row);
+    await this.db.transaction((manager) => manager.insert(Customer, customer));
+    return customer;
   }
 
   /** Inserts many customers in one transaction, with multi-row INSERTs. */
   async insertMany(companies: SampleCompany[]): Promise<void> {
-    const statements: Statement[] = [];
-    for (let i = 0; i < companies.length; i += ROWS_PER_INSERT) {
-      statements.push(this.multiRowInsert(companies.slice(i, i + ROWS_PER_INSERT)));
-    }
-    await this.db.write(function* () {
-      for (const statement of statements) yield statement;
+    await this.db.transaction(async (manager) => {
+      for (let i = 0; i < companies.length; i += ROWS_PER_INSERT) {
+        const rows = companies
+          .slice(i, i + ROWS_PER_INSERT)
+          .map(([companyName, companyType]) => ({ companyName, companyType }));
+        await manager
+          .createQueryBuilder()
+          .insert()
+          .into(Customer)
+          .values(rows)
+          .updateEntity(false)
+          .execute();
+      }
     });
   }
 
@@ -117,116 +81,14 @@ export class CustomersRepository {
   }
 
   /**
-   * One UPDATE naming only the columns being changed: two concurrent updates of different
-   * fields then both stick, which a read-modify-write of the whole row would not guarantee.
-   * RETURNING answers the stored values after this update in the same statement. Null when no
-   * customer has that id.
+   * Writes only the fields being changed, so that two concurrent updates of different fields both
+   * stick (a read-modify-write of the whole row would lose one), and answers the stored values
+   * after this update. Null when no customer has that id.
    */
-  async updateCompany(id: number, changes: CompanyChanges): Promise<Customer | null> {
-    const row =
-      this.db.dialect === 'postgres'
-        ? await this.updates({ id, changes })
-        : await this.updateOne({ id, changes });
-    return row && toCustomer(row);
-  }
-
-  private async updateOne({ id, changes }: CompanyUpdate): Promise<Row | null> {
-    const assignments = [
-      changes.name !== undefined && 'company_name = :name',
-      changes.type !== undefined && 'company_type = :type',
-    ].filter(Boolean);
-    const result = await this.db.execute(
-      this.db.sql(`UPDATE customers SET ${assignments.join(', ')} WHERE id = :id ${RETURNING}`, {
-        id,
-        name: changes.name ?? null,
-        type: changes.type ?? null,
-      }),
-    );
-    return result.rows[0] ?? null;
-  }
-
-  /**
-   * One statement per round of the batch: an id named twice in one UPDATE would be updated
-   * once, so each later update of an id goes in a later round, in the order they arrived. If a
-   * statement fails, its updates go one by one, so that only a failing one fails.
-   */
-  private async updateBatch(batch: CompanyUpdate[]): Promise<Outcome<Row | null>[]> {
-    if (batch.length === 1) return [await outcomeOf(this.updateOne(batch[0]))];
-    const outcomes: Outcome<Row | null>[] = [];
-    for (const round of rounds(batch)) {
-      // In id order, so that two batches in flight at once (two connections, two instances)
-      // lock shared rows in the same order (PostgreSQL joins a small array row by row, in its
-      // order); a deadlock that still happens aborts one statement, retried one by one below.
-      round.sort((a, b) => batch[a].id - batch[b].id);
-      const updates = round.map((i) => batch[i]);
-      const together = await outcomeOf(
-        this.db.execute(
-          this.db.sql(UPDATE_MANY, {
-            ids: updates.map((u) => u.id),
-            set_names: updates.map((u) => u.changes.name !== undefined),
-            names: updates.map((u) => u.changes.name ?? null),
-            set_types: updates.map((u) => u.changes.type !== undefined),
-            types: updates.map((u) => u.changes.type ?? null),
-          }),
-        ),
-      );
-      let settled: Outcome<Row | null>[];
-      if ('value' in together) {
-        const rows = new Map(together.value.rows.map((row) => [Number(row.id), row]));
-        settled = updates.map((u) => ({ value: rows.get(u.id) ?? null }));
-      } else {
-        settled = await eachAlone(updates, together.error, (u) => this.updateOne(u));
-      }
-      round.forEach((i, k) => (outcomes[i] = settled[k]));
-    }
-    return outcomes;
-  }
-
-  private async readBatch(ids: readonly number[]): Promise<(Row | null)[]> {
-    // One text whatever the number of ids (one included), so that it is prepared once.
-    const statement =
-      this.db.dialect === 'postgres'
-        ? this.db.sql(`${COLUMNS} WHERE id = ANY(:ids)`, { ids })
-        : this.db.sql(`${COLUMNS} WHERE id IN (SELECT value FROM json_each(:ids))`, {
-            ids: JSON.stringify(ids),
-          });
-    const rows = new Map((await this.db.select(statement)).map((row) => [Number(row.id), row]));
-    return ids.map((id) => rows.get(id) ?? null);
-  }
-
-  private multiRowInsert(companies: SampleCompany[]): Statement {
-    const values: string[] = [];
-    const params: (string | null)[] = [];
-    for (const [name, type] of companies) {
-      values.push(`(${this.db.parameter(params.length)}, ${this.db.parameter(params.length + 1)})`);
-      params.push(name, type);
-    }
-    return {
-      sql: `INSERT INTO customers (company_name, company_type) VALUES ${values.join(', ')}`,
-      params,
-    };
+  updateCompany(id: number, changes: CompanyChanges): Promise<Customer | null> {
+    return this.db.update(Customer, id, { companyName: changes.name, companyType: changes.type });
   }
 }
 
 /** 2 parameters a row: 10,000 parameters, inside both SQLite's and PostgreSQL's limits. */
 const ROWS_PER_INSERT = 5_000;
-
-/** The batch's indexes in rounds: the n-th update of an id in round n. */
-function rounds(batch: CompanyUpdate[]): number[][] {
-  const result: number[][] = [];
-  const seen = new Map<number, number>();
-  batch.forEach(({ id }, i) => {
-    const round = seen.get(id) ?? 0;
-    seen.set(id, round + 1);
-    (result[round] ??= []).push(i);
-  });
-  return result;
-}
-
-function toCustomer(row: Row): Customer {
-  return Object.assign(new Customer(), {
-    id: Number(row.id),
-    companyName: row.company_name as string | null,
-    companyType: row.company_type as CompanyType | null,
-  });
-}

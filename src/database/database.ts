@@ -8,16 +8,8 @@ import type {
   ObjectLiteral,
   QueryRunner,
 } from 'typeorm';
-import { FlightBound } from './flight-bound.js';
-import { ReadBatches } from './read-batches.js';
 import { SqliteConnections } from './sqlite-connections.js';
-import {
-  type Row,
-  type Statement,
-  type StatementResult,
-  StatementTemplates,
-  type Work,
-} from './statement.js';
+import type { Row, Statement, StatementResult, Work } from './statement.js';
 import { eachAlone, type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
 import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import {
@@ -27,20 +19,13 @@ import {
   releaseBroken,
 } from './typeorm-internals.js';
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   /** How long a SQLite write waits for a lock held by another process before failing (503). */
   lockTimeoutMs: number;
 }
 
 /** The most works one shared commit of groupedTransaction() carries. */
 const MAX_GROUP_SIZE = 64;
-
-/**
- * PostgreSQL: the most batches of one batchedWrites() batcher out at once. One: while a statement
- * of webhook deliveries (or of PUT updates) is out, the next turns' items gather into one larger
- * statement (docs/benchmarks.md, fifteenth session).
- */
-export const WRITE_BATCHES_IN_FLIGHT = 1;
 
 type ManagerWork = (manager: EntityManager) => Promise<unknown>;
 /** A work of groupedTransaction(), and whether it may run beside the others (see there). */
@@ -63,18 +48,15 @@ type GroupedWork = { work: ManagerWork; concurrent: boolean };
 @Injectable()
 export class Database implements OnModuleDestroy {
   readonly dialect: 'sqlite' | 'postgres';
-  private readonly templates: StatementTemplates;
   private readonly writes: TurnBatcher<Statement, StatementResult>;
   private readonly groups: TurnBatcher<ManagerWork, unknown>;
   private readonly postgresGroups: TurnBatcher<GroupedWork, unknown>;
-  private readonly readBatches = new ReadBatches();
 
   private constructor(
     readonly dataSource: DataSource,
     private readonly sqlite: SqliteConnections | undefined,
   ) {
     this.dialect = sqlite ? 'sqlite' : 'postgres';
-    this.templates = new StatementTemplates(dataSource);
     this.writes = new TurnBatcher(Infinity, (statements) => this.commitTogether(statements));
     this.groups = new TurnBatcher(MAX_GROUP_SIZE, (works) => this.transactTogether(works));
     this.postgresGroups = new TurnBatcher(MAX_GROUP_SIZE, (works) =>
@@ -95,20 +77,13 @@ export class Database implements OnModuleDestroy {
     await this.sqlite?.close();
   }
 
-  /**
-   * `text` with `:name` / `:...list` parameters, in the driver's own placeholder style (translated
-   * once per text; repeated texts are prepared once per connection).
-   */
+  /** `text` with `:name` / `:...list` parameters, in the driver's own placeholder style. */
   sql(text: string, parameters: ObjectLiteral = {}): Statement {
-    return this.templates.build(text, parameters);
-  }
-
-  /**
-   * The driver's positional placeholder for the parameter at `index` (0-based), for statements
-   * built by hand: named parameters cost a regex pass each, too much for a 10,000-row insert.
-   */
-  parameter(index: number): string {
-    return this.dataSource.driver.createParameter('p', index);
+    // TypeORM's SQLite driver writes numbers into the text, which would make each id a new
+    // statement to prepare: integers go as bound parameters instead (SqliteConnections.run()).
+    const values = this.sqlite ? boundIntegers(parameters) : parameters;
+    const [sql, params] = this.dataSource.driver.escapeQueryWithParameters(text, values);
+    return { sql, params };
   }
 
   /** Every column of `entity`, by database name, for the select list of a raw read. */
@@ -178,34 +153,6 @@ export class Database implements OnModuleDestroy {
     return (await this.runOnPostgres(statement)).rows;
   }
 
-  /**
-   * A read by key, batched with concurrent ones, with a bound on the batches out at once
-   * (ReadBatches): `load` reads a batch's keys in one statement and answers one value per key,
-   * in their order.
-   */
-  batchedReads<K, V>(
-    load: (keys: readonly K[]) => Promise<V[]>,
-    maxBatchSize: number,
-  ): (key: K) => Promise<V> {
-    return this.readBatches.loader(load, maxBatchSize);
-  }
-
-  /**
-   * Writes of concurrent requests as batches: the items of a turn of the event loop go to `run`
-   * together (TurnBatcher, at most `maxSize` a batch), which answers one outcome per item. On
-   * PostgreSQL at most WRITE_BATCHES_IN_FLIGHT batches of this batcher are out at once; the items
-   * of later turns wait and gather into the next (FlightBound, which lets them go anyway when the
-   * database has stalled). SQLite answers a batch before the next turn: no bound.
-   */
-  batchedWrites<I, T>(
-    run: (items: I[]) => Promise<Outcome<T>[]>,
-    maxSize: number,
-  ): (item: I) => Promise<T> {
-    const bound = this.sqlite ? undefined : new FlightBound(WRITE_BATCHES_IN_FLIGHT);
-    const batcher = new TurnBatcher(maxSize, run, bound);
-    return (item) => batcher.submit(item);
-  }
-
   /** Several reads that must see one snapshot (a total and the page it describes). */
   async read<T>(work: () => Work<T>): Promise<T> {
     const sqlite = this.sqlite;
@@ -237,6 +184,32 @@ export class Database implements OnModuleDestroy {
   async execute(statement: Statement): Promise<StatementResult> {
     if (this.sqlite) return this.writes.submit(statement);
     return this.runOnPostgres(statement);
+  }
+
+  /**
+   * Sets `changes` on the `entity` row whose primary key is `id` and answers the row as stored
+   * after it (null when none has that key), in one statement (UPDATE … RETURNING) committed as
+   * execute() commits. Only the columns given are written, so a concurrent update of other
+   * columns is kept, and the answer is this update's result, not a later one's.
+   */
+  async update<T extends ObjectLiteral>(
+    entity: EntityTarget<T>,
+    id: unknown,
+    changes: Partial<T>,
+  ): Promise<T | null> {
+    const { driver } = this.dataSource;
+    const metadata = this.dataSource.getMetadata(entity);
+    const parameters: ObjectLiteral = { id };
+    const assignments = metadata.columns
+      .filter((column) => column.getEntityValue(changes) !== undefined)
+      .map((column, i) => {
+        parameters[`v${i}`] = driver.preparePersistentValue(column.getEntityValue(changes), column);
+        return `${driver.escape(column.databaseName)} = :v${i}`;
+      });
+    const [key] = metadata.primaryColumns;
+    const text = `UPDATE ${driver.escape(metadata.tableName)} SET ${assignments.join(', ')} WHERE ${driver.escape(key.databaseName)} = :id RETURNING ${this.columnsOf(entity)}`;
+    const { rows } = await this.execute(this.sql(text, parameters));
+    return this.hydrate(entity, rows)[0] ?? null;
   }
 
   /**
@@ -289,19 +262,11 @@ export class Database implements OnModuleDestroy {
   }
 
   /**
-   * PostgreSQL: one statement in a transaction of its own. A text that repeats goes straight to
-   * the pool as a named statement: no query runner to create and release, and the server parses
-   * and plans the text once per connection instead of on every request.
+   * PostgreSQL: one statement in a transaction of its own, straight to the pool: no query runner
+   * to create and release for it.
    */
-  private async runOnPostgres(statement: Statement): Promise<StatementResult> {
-    const pool = postgresPoolOf(this.dataSource);
-    if (statement.prepared && pool) return runNamed(pool, statement, this.dataSource.logger);
-    const runner = this.dataSource.createQueryRunner('master');
-    try {
-      return await runPostgres(runner, statement);
-    } finally {
-      await runner.release();
-    }
+  private runOnPostgres(statement: Statement): Promise<StatementResult> {
+    return runNamed(postgresPoolOf(this.dataSource)!, statement, this.dataSource.logger);
   }
 
   /**
@@ -312,6 +277,14 @@ export class Database implements OnModuleDestroy {
     const pool = postgresPoolOf(this.dataSource);
     if (!pool) return { total: this.dataSource.isInitialized ? 1 : 0, idle: 0, waiting: 0 };
     return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+  }
+
+  /**
+   * Whether instances on other machines may share this database (PostgreSQL), rather than only
+   * processes of one machine (a SQLite file).
+   */
+  get sharedAcrossMachines(): boolean {
+    return !this.sqlite;
   }
 
   /** False unless SQLite writes have found the file locked by another process past the bound. */
@@ -449,6 +422,14 @@ export class Database implements OnModuleDestroy {
   }
 }
 
+function boundIntegers(parameters: ObjectLiteral): ObjectLiteral {
+  const values: ObjectLiteral = {};
+  for (const [name, value] of Object.entries(parameters)) {
+    values[name] = Number.isSafeInteger(value) ? BigInt(value as number) : value;
+  }
+  return values;
+}
+
 function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {
   let step = steps.next();
   while (!step.done) step = steps.next(run(step.value));
@@ -471,8 +452,8 @@ export async function runPostgres(
 }
 
 /**
- * A statement with a `prepared` name, as a pg named statement on `connection` (the pool, or one
- * connection holding a transaction), logged as TypeORM logs its own queries.
+ * A statement on `connection` (the pool, or one connection holding a transaction), logged as
+ * TypeORM logs its own queries; one with a `prepared` name as a pg named statement.
  */
 async function runNamed(
   connection: Pool | PoolClient,

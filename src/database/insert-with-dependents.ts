@@ -1,5 +1,6 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { Database } from './database.js';
+import { FlightBound } from './flight-bound.js';
 import {
   type Columns,
   insertColumns,
@@ -7,7 +8,7 @@ import {
   insertValues,
 } from './insert-unless-conflict.js';
 import { preparedName } from './statement.js';
-import { eachAlone, type Outcome } from './turn-batch.js';
+import { eachAlone, type Outcome, TurnBatcher } from './turn-batch.js';
 
 /** One row to insert unless it collides with a stored one (`ON CONFLICT DO NOTHING`). */
 export interface RowInsert<T extends ObjectLiteral = ObjectLiteral> {
@@ -52,6 +53,30 @@ interface Shape {
   texts: Map<string, { sql: string; prepared: string }>;
 }
 
+/**
+ * PostgreSQL: the most batches of one batchedWrites() batcher out at once. One: while a statement
+ * of webhook deliveries is out, the next turns' items gather into one larger statement
+ * (docs/benchmarks.md, fifteenth session).
+ */
+export const WRITE_BATCHES_IN_FLIGHT = 1;
+
+/**
+ * Writes of concurrent requests as batches: the items of a turn of the event loop go to `run`
+ * together (TurnBatcher, at most `maxSize` a batch), which answers one outcome per item. On
+ * PostgreSQL at most WRITE_BATCHES_IN_FLIGHT batches of this batcher are out at once; the items
+ * of later turns wait and gather into the next (FlightBound, which lets them go anyway when the
+ * database has stalled). SQLite answers a batch before the next turn: no bound.
+ */
+export function batchedWrites<I, T>(
+  db: Database,
+  run: (items: I[]) => Promise<Outcome<T>[]>,
+  maxSize: number,
+): (item: I) => Promise<T> {
+  const bound = db.dialect === 'sqlite' ? undefined : new FlightBound(WRITE_BATCHES_IN_FLIGHT);
+  const batcher = new TurnBatcher(maxSize, run, bound);
+  return (item) => batcher.submit(item);
+}
+
 /** The most calls one statement carries (each adds a first row and its dependents). */
 const MAX_CALLS = 64;
 /** Per database, per first row's entity and computed column: the calls of this turn. */
@@ -65,7 +90,7 @@ const batchers = new WeakMap<
  * `dependents` unless it collides: all of it or nothing. Resolves to whether `first` went in.
  *
  * PostgreSQL: the calls of one turn of the event loop into the same first table (or, while the
- * statement before is out, of the turns until it answers: Database.batchedWrites) share one
+ * statement before is out, of the turns until it answers: batchedWrites()) share one
  * statement of data-modifying CTEs (`WITH f AS (INSERT … RETURNING key) INSERT … SELECT … JOIN
  * f`), which commits on its own: one round trip and one commit for the group, no BEGIN or COMMIT,
  * where a transaction took four round trips (docs/benchmarks.md, twelfth session). If the statement
@@ -102,7 +127,7 @@ export async function insertWithDependents(
   let batcher = byComputed.get(computedKey);
   if (!batcher) {
     const shape = shapeOf(db.dataSource, first.entity, computed);
-    batcher = db.batchedWrites((calls: Call[]) => insertTogether(db, shape, calls), MAX_CALLS);
+    batcher = batchedWrites(db, (calls: Call[]) => insertTogether(db, shape, calls), MAX_CALLS);
     byComputed.set(computedKey, batcher);
   }
   return batcher({ first, dependents });

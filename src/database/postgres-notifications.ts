@@ -5,7 +5,7 @@ import type { Database } from './database.js';
 const RECONNECT_MS = 1000;
 
 /** What the listener is told: a notification, or null on a channel after a reconnect. */
-export type Notified = (channel: string, payload: string | null) => void;
+type Notified = (channel: string, payload: string | null) => void;
 
 /**
  * PostgreSQL LISTEN/NOTIFY for messages between instances, on a connection of its own (a pooled
@@ -20,7 +20,22 @@ export class PostgresNotifications {
   private reportedLoss = false;
   private connectedBefore = false;
 
-  constructor(
+  /**
+   * LISTEN/NOTIFY on `db`'s PostgreSQL server at `url`, or undefined on SQLite, whose instances
+   * are processes on one machine with nothing to carry messages between them.
+   */
+  static on(
+    db: Database,
+    url: string,
+    channels: readonly string[],
+    notified: Notified,
+    logger: Logger,
+  ): PostgresNotifications | undefined {
+    if (db.dialect !== 'postgres') return undefined;
+    return new PostgresNotifications(url, db, channels, notified, logger);
+  }
+
+  private constructor(
     private readonly url: string,
     private readonly db: Database,
     private readonly channels: readonly string[],

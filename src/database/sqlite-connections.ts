@@ -6,7 +6,7 @@ import type { Statement, StatementResult } from './statement.js';
 import { routeReads, sqliteConnectionOf } from './typeorm-internals.js';
 
 /** A write could not get SQLite's lock within the configured bound (answered 503). */
-export class WriteLockTimeoutError extends Error {
+class WriteLockTimeoutError extends Error {
   override readonly name = 'WriteLockTimeoutError';
   /** Recognised by isDatabaseUnavailable(), like the driver's own busy codes. */
   readonly code = 'SQLITE_BUSY_TIMEOUT';

@@ -41,7 +41,7 @@ interface Pending<I, T> {
  * to `run` together, once, after that turn (up to `maxSize` a batch). Each caller gets its own
  * item's outcome; if `run` throws, every caller of the batch gets that error. Used for shared
  * commits (Database.execute() on SQLite, groupedTransaction() on both databases) and for
- * Database.batchedWrites().
+ * batchedWrites() (insert-with-dependents.ts).
  *
  * With a `bound`, a batch that finds it full waits for a place, and items submitted meanwhile
  * join it (up to `maxSize`): fewer, larger batches while the database is busy.

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 import type { Environment } from '../config/environment.js';
+import type { Database } from '../database/database.js';
 
 /** DATABASE_URL as it may be logged: a PostgreSQL password removed, a SQLite path made absolute. */
 export function databaseForLog(url: string): string {
@@ -34,14 +34,16 @@ export const PER_INSTANCE_LIMITS =
  */
 export async function startedLine(
   env: Pick<Environment, 'HOST' | 'PORT' | 'DATABASE_URL' | 'TOKEN_ISSUER' | 'REDIS_URL'>,
-  dataSource: DataSource,
+  db: Database,
 ): Promise<{ fields: Record<string, unknown>; message: string }> {
-  const table = dataSource.options.migrationsTableName ?? 'migrations';
-  const rows: { name: string }[] = await dataSource.query(`SELECT name FROM ${table} ORDER BY id`);
+  const table = db.dataSource.options.migrationsTableName ?? 'migrations';
+  const rows: { name: string }[] = await db.dataSource.query(
+    `SELECT name FROM ${table} ORDER BY id`,
+  );
   const address = listenAddress(env);
   const database = databaseForLog(env.DATABASE_URL);
   const latest = rows.at(-1)?.name ?? null;
-  const perInstance = dataSource.options.type === 'postgres' && !env.REDIS_URL;
+  const perInstance = db.sharedAcrossMachines && !env.REDIS_URL;
   return {
     fields: {
       address,

@@ -92,7 +92,7 @@ describe('signing keys and metadata', () => {
       const instances = sources.map(
         (_, i) =>
           new SigningKeysService(
-            new SigningKeysRepository(databases[i]),
+            new SigningKeysRepository(databases[i], sources[i].getRepository(SigningKey)),
             config,
             undefined as never,
           ),

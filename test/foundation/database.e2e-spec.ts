@@ -1,12 +1,16 @@
 import Sqlite from 'better-sqlite3';
 import request from 'supertest';
 import { Column, DataSource, Entity, type EntityManager, PrimaryColumn } from 'typeorm';
-import { Database, WRITE_BATCHES_IN_FLIGHT } from '../../src/database/database.js';
+import { Database } from '../../src/database/database.js';
 import { Counter } from '../../src/database/counter.entity.js';
 import { insertUnlessConflict } from '../../src/database/insert-unless-conflict.js';
-import { insertWithDependents, rowInsert } from '../../src/database/insert-with-dependents.js';
+import {
+  batchedWrites,
+  insertWithDependents,
+  rowInsert,
+  WRITE_BATCHES_IN_FLIGHT,
+} from '../../src/database/insert-with-dependents.js';
 import { FLIGHT_WAIT_MS, FlightBound } from '../../src/database/flight-bound.js';
-import { READ_BATCHES_IN_FLIGHT, ReadBatches } from '../../src/database/read-batches.js';
 import { type Outcome, TurnBatcher } from '../../src/database/turn-batch.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { startTestApp, TestApp } from '../support/app.js';
@@ -388,84 +392,6 @@ describe('database, migrations and health', () => {
     );
   });
 
-  describe('reads by key (batchedReads)', () => {
-    /** A loader over real reads whose batches answer (or fail) when the test says. */
-    function heldReads(readBatches: ReadBatches) {
-      const batches: number[][] = [];
-      const answers: { open: () => void; fail: (error: Error) => void }[] = [];
-      const load = readBatches.loader(async (keys: readonly number[]) => {
-        batches.push([...keys]);
-        await new Promise<void>((open, fail) => answers.push({ open, fail }));
-        const rows = await db.select(db.sql('SELECT :n AS n', { n: keys.length }));
-        expect(Number(rows[0].n)).toBe(keys.length);
-        return keys.map((key) => key * 10);
-      }, 3);
-      // Settled as they are issued, so that a failing batch's reads are handled at once.
-      const read = (key: number) =>
-        load(key).then(
-          (value) => value,
-          (error: Error) => error.message,
-        );
-      return { batches, answers, read };
-    }
-
-    /** Reads of separate turns until READ_BATCHES_IN_FLIGHT batches are out, none answered. */
-    async function fillTheBound({ batches, read }: ReturnType<typeof heldReads>) {
-      const reads: Promise<number | string>[] = [read(1), read(2), read(3), read(4)]; // max 3
-      await turnsUntil(() => batches.length === 2);
-      for (let k = 3; k <= READ_BATCHES_IN_FLIGHT; k++) {
-        reads.push(read(10 * k));
-        await turnsUntil(() => batches.length === k);
-      }
-      expect(batches.slice(0, 2)).toEqual([[1, 2, 3], [4]]);
-      return reads;
-    }
-    const heldAnswers = Array.from({ length: READ_BATCHES_IN_FLIGHT - 2 }, (_, i) => 100 * (i + 3));
-
-    it("sends a turn's reads as one batch; past the bound, gathers waiting reads into the next", async () => {
-      // No overdue release within the test: it checks the bound alone.
-      const held = heldReads(new ReadBatches(READ_BATCHES_IN_FLIGHT, 60_000));
-      const { batches, answers, read } = held;
-      const reads = await fillTheBound(held);
-      // The bound is out: reads of later turns wait, gathered into one batch.
-      reads.push(read(101), read(102));
-      await turn();
-      await turn();
-      reads.push(read(103));
-      await turn();
-      await turn();
-      expect(batches).toHaveLength(READ_BATCHES_IN_FLIGHT);
-
-      // A batch that fails fails its own reads and frees its place for the waiting one.
-      answers[0].fail(new Error('first batch failed'));
-      await turnsUntil(() => batches.length === READ_BATCHES_IN_FLIGHT + 1);
-      expect(batches.at(-1)).toEqual([101, 102, 103]);
-      answers.slice(1).forEach((answer) => answer.open());
-      await turnsUntil(() => answers.length === READ_BATCHES_IN_FLIGHT + 1);
-      answers.at(-1)!.open();
-      expect(await Promise.all(reads)).toEqual([
-        ...Array(3).fill('first batch failed'),
-        40,
-        ...heldAnswers,
-        1010,
-        1020,
-        1030,
-      ]);
-    });
-
-    it('sends waiting reads anyway when no batch out answers for READ_WAIT_MS (a stalled database)', async () => {
-      const held = heldReads(new ReadBatches());
-      const { batches, answers, read } = held;
-      const reads = await fillTheBound(held);
-      reads.push(read(101));
-      await until(() => batches.length > READ_BATCHES_IN_FLIGHT);
-      expect(batches).toHaveLength(READ_BATCHES_IN_FLIGHT + 1);
-      expect(batches.at(-1)).toEqual([101]);
-      answers.forEach((answer) => answer.open());
-      expect(await Promise.all(reads)).toEqual([10, 20, 30, 40, ...heldAnswers, 1010]);
-    });
-  });
-
   describe('writes by batch (batchedWrites)', () => {
     type Batcher = (
       run: (items: number[]) => Promise<Outcome<number>[]>,
@@ -525,7 +451,7 @@ describe('database, migrations and health', () => {
     });
 
     it("bounds a batcher's batches out on PostgreSQL only, and lets a waiting one go when the one out does not answer (a stalled database)", async () => {
-      const { batches, answers, submit } = heldWrites((run) => db.batchedWrites(run, 3));
+      const { batches, answers, submit } = heldWrites((run) => batchedWrites(db, run, 3));
       const writes = [submit(1)];
       await turnsUntil(() => batches.length === 1);
       const waitedFrom = Date.now();
