@@ -10,7 +10,7 @@ import type {
 } from 'typeorm';
 import { SqliteConnections } from './sqlite-connections.js';
 import type { Row, Statement, StatementResult, Work } from './statement.js';
-import { eachAlone, type Outcome, outcomeOf, TurnBatcher } from './turn-batch.js';
+import { type Outcome, TurnBatcher } from './turn-batch.js';
 import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import {
   markTransaction,
@@ -24,23 +24,15 @@ interface DatabaseOptions {
   lockTimeoutMs: number;
 }
 
-/** The most works one shared commit of groupedTransaction() carries. */
-const MAX_GROUP_SIZE = 64;
-
-type ManagerWork = (manager: EntityManager) => Promise<unknown>;
-/** A work of groupedTransaction(), and whether it may run beside the others (see there). */
-type GroupedWork = { work: ManagerWork; concurrent: boolean };
-
 /**
  * The one way the service reads and writes, and the only code that knows the two drivers.
  *
  * - Reads (select, read, and TypeORM repository reads outside a transaction) see committed data
  *   only: on SQLite they run on a read-only connection (see SqliteConnections); on PostgreSQL
  *   each has a pooled connection of its own.
- * - Writes (execute, write, transaction, groupedTransaction) are transactions: on SQLite they take
- *   turns on the one writer connection, wait for another process's lock without blocking the
- *   event loop, and fail with a 503 past SQLITE_LOCK_TIMEOUT_MS; concurrent single statements
- *   and grouped transactions share one commit.
+ * - Writes (execute, write, transaction) are transactions: on SQLite they take turns on the one
+ *   writer connection, wait for another process's lock without blocking the event loop, and fail
+ *   with a 503 past SQLITE_LOCK_TIMEOUT_MS; single statements of one turn share one commit.
  *
  * Feature code uses it through its repositories; `dataSource` stays available for TypeORM's
  * metadata and query builders (whose reads are routed as above).
@@ -49,8 +41,6 @@ type GroupedWork = { work: ManagerWork; concurrent: boolean };
 export class Database implements OnModuleDestroy {
   readonly dialect: 'sqlite' | 'postgres';
   private readonly writes: TurnBatcher<Statement, StatementResult>;
-  private readonly groups: TurnBatcher<ManagerWork, unknown>;
-  private readonly postgresGroups: TurnBatcher<GroupedWork, unknown>;
 
   private constructor(
     readonly dataSource: DataSource,
@@ -58,10 +48,6 @@ export class Database implements OnModuleDestroy {
   ) {
     this.dialect = sqlite ? 'sqlite' : 'postgres';
     this.writes = new TurnBatcher(Infinity, (statements) => this.commitTogether(statements));
-    this.groups = new TurnBatcher(MAX_GROUP_SIZE, (works) => this.transactTogether(works));
-    this.postgresGroups = new TurnBatcher(MAX_GROUP_SIZE, (works) =>
-      this.transactTogetherOnPostgres(works),
-    );
   }
 
   /** Wraps an initialised (migrated) DataSource; on SQLite opens the reader beside it. */
@@ -234,34 +220,6 @@ export class Database implements OnModuleDestroy {
   }
 
   /**
-   * transaction(), for hot paths whose work is one small unit (a webhook delivery): the works
-   * started in the same turn of the event loop share one transaction and so one commit (and, on
-   * PostgreSQL, one BEGIN/COMMIT round trip pair and one pooled connection instead of one each).
-   * Only the caller whose work throws gets the error:
-   * - SQLite: the works run one after the other. If one throws, the group is rolled back and
-   *   runs again in one transaction, each work in a savepoint of its own, so that the one that
-   *   throws is undone alone (a work may run twice; only the run that commits counts). If SQLite
-   *   abandons the transaction or the commit fails, every caller of the group gets the error and
-   *   nothing of the group is kept.
-   * - PostgreSQL: the works run without savepoints (a SAVEPOINT/RELEASE pair would cost the
-   *   round trips the group saves): those started with `concurrent` together on the group's
-   *   connection (their insertUnlessConflict() calls of one statement go as one multi-row
-   *   INSERT), then the others one after the other. If one throws, the whole group is rolled
-   *   back and each work runs again in a transaction of its own, so a work may run twice; only
-   *   the run that commits counts. A failed commit fails every caller of the group.
-   *
-   * `concurrent`: the work's writes are single statements whose effect does not depend on what
-   * the other works write; row locks do not separate works of one transaction.
-   */
-  groupedTransaction<T>(
-    work: (manager: EntityManager) => Promise<T>,
-    { concurrent = false }: { concurrent?: boolean } = {},
-  ): Promise<T> {
-    if (!this.sqlite) return this.postgresGroups.submit({ work, concurrent }) as Promise<T>;
-    return this.groups.submit(work) as Promise<T>;
-  }
-
-  /**
    * PostgreSQL: one statement in a transaction of its own, straight to the pool: no query runner
    * to create and release for it.
    */
@@ -305,79 +263,6 @@ export class Database implements OnModuleDestroy {
         }
       }),
     );
-  }
-
-  private async transactTogether(works: ManagerWork[]): Promise<Outcome<unknown>[]> {
-    if (works.length === 1) return [{ value: await this.transaction(works[0]) }];
-    // First without savepoints: SQLite copies every page a work changes into the savepoint's
-    // journal, which cost a delivery about a seventh of its SQLite instructions (docs/benchmarks.md).
-    let workFailed = false;
-    try {
-      return await this.transaction(async (manager) => {
-        const outcomes: Outcome<unknown>[] = [];
-        for (const each of works) {
-          outcomes.push({
-            value: await each(manager).catch((error: unknown) => {
-              workFailed = true;
-              throw error;
-            }),
-          });
-        }
-        return outcomes;
-      });
-    } catch (error) {
-      if (!workFailed) throw error; // the commit failed: the group fails as one
-    }
-    // A work threw, and the whole group was rolled back: again, each work in a savepoint.
-    const sqlite = this.sqlite!;
-    return this.transaction(async (manager) => {
-      const outcomes: Outcome<unknown>[] = [];
-      for (const each of works) {
-        try {
-          outcomes.push({ value: await sqlite.savepoint(() => each(manager)) });
-        } catch (error) {
-          // SQLite abandoned the transaction (I/O error, disk full…): the group fails as one.
-          if (!sqlite.writer.inTransaction) throw error;
-          outcomes.push({ error });
-        }
-      }
-      return outcomes;
-    });
-  }
-
-  private async transactTogetherOnPostgres(grouped: GroupedWork[]): Promise<Outcome<unknown>[]> {
-    const works = grouped.map(({ work }) => work);
-    const alone = (work: ManagerWork) => this.transaction(work);
-    if (works.length === 1) return [await outcomeOf(alone(works[0]))];
-    let workFailed = false;
-    try {
-      const values = await this.onPostgresTransaction(async ({ manager }) => {
-        const run = ({ work }: GroupedWork) =>
-          work(manager).catch((error: unknown) => {
-            workFailed = true;
-            throw error;
-          });
-        const results = new Map<GroupedWork, unknown>();
-        // The concurrent ones together, so that their like statements can travel together; all
-        // of them settle before the transaction ends, so none sends a statement after the
-        // ROLLBACK, outside any transaction.
-        const together = grouped.filter(({ concurrent }) => concurrent);
-        const settled = await Promise.allSettled(together.map(run));
-        for (const [i, outcome] of settled.entries()) {
-          if (outcome.status === 'rejected') throw outcome.reason;
-          results.set(together[i], outcome.value);
-        }
-        for (const each of grouped.filter(({ concurrent }) => !concurrent)) {
-          results.set(each, await run(each));
-        }
-        return grouped.map((each) => results.get(each));
-      });
-      return values.map((value) => ({ value }));
-    } catch (error) {
-      if (!workFailed) throw error; // the commit failed: the group fails as one
-      // Rolled back: each work again on its own, so that only the failing one fails.
-      return eachAlone(works, error, alone);
-    }
   }
 
   private onPostgresRunner<T>(

@@ -161,27 +161,6 @@ export class SqliteConnections {
     });
   }
 
-  /**
-   * Runs `body` in a savepoint of the open write transaction: if it throws, its writes alone are
-   * undone. Issued here rather than through TypeORM's `manager.transaction()`, whose query
-   * runner's events and awaits cost a grouped webhook delivery more than the savepoint itself.
-   */
-  async savepoint<T>(body: () => Promise<T>): Promise<T> {
-    this.run(this.writer, SAVEPOINT);
-    try {
-      const result = await body();
-      this.run(this.writer, RELEASE);
-      return result;
-    } catch (error) {
-      // Unless SQLite abandoned the whole transaction (the caller then fails the group).
-      if (this.writer.inTransaction) {
-        this.run(this.writer, ROLLBACK_TO);
-        this.run(this.writer, RELEASE);
-      }
-      throw error;
-    }
-  }
-
   /** Several reads in one snapshot (a deferred transaction on the reader; synchronous). */
   readTransaction<T>(body: () => T): T {
     this.run(this.reader, BEGIN);
@@ -280,9 +259,6 @@ const BEGIN_IMMEDIATE: Statement = { sql: 'BEGIN IMMEDIATE', params: [] };
 const COMMIT: Statement = { sql: 'COMMIT', params: [] };
 const ROLLBACK: Statement = { sql: 'ROLLBACK', params: [] };
 // Named apart from TypeORM's own (typeorm_1…), which a handler's manager.transaction() nests inside.
-const SAVEPOINT: Statement = { sql: 'SAVEPOINT grouped_work', params: [] };
-const RELEASE: Statement = { sql: 'RELEASE grouped_work', params: [] };
-const ROLLBACK_TO: Statement = { sql: 'ROLLBACK TO grouped_work', params: [] };
 
 function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;

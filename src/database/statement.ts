@@ -1,5 +1,3 @@
-import { hash } from 'node:crypto';
-
 export type Row = Record<string, unknown>;
 
 export interface Statement {
@@ -20,8 +18,3 @@ export interface StatementResult {
  * result, so the same steps can run synchronously on SQLite and asynchronously on PostgreSQL.
  */
 export type Work<T> = Generator<Statement, T, StatementResult>;
-
-/** The name under which PostgreSQL keeps `text` prepared: one per text, the same on every connection. */
-export function preparedName(text: string): string {
-  return `s_${hash('sha1', text, 'base64url')}`;
-}
