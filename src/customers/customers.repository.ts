@@ -31,15 +31,19 @@ export type SampleCompany = [name: string | null, type: CompanyType | null];
  */
 @Injectable()
 export class CustomersRepository {
+  private readonly byId: (id: number) => Promise<Customer | null>;
+
   constructor(
     private readonly db: Database,
     @InjectRepository(Customer) private readonly customers: Repository<Customer>,
     @InjectList(customersList) private readonly list: PagedList<Customer>,
-  ) {}
+  ) {
+    this.byId = db.byKey(Customer);
+  }
 
-  /** Committed data only: outside a transaction, TypeORM's reads go to SQLite's reader. */
+  /** The hottest read of the service (GET company): see Database.byKey(). */
   findById(id: number): Promise<Customer | null> {
-    return this.customers.findOneBy({ id });
+    return this.byId(id);
   }
 
   /** Ordered by id; the total and the page read in one snapshot. */

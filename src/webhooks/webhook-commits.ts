@@ -19,9 +19,9 @@ interface Delivery {
 }
 
 /**
- * Shared commits for webhook deliveries. A delivery joins the group that is waiting for its
- * transaction (the rest of the current turn of the event loop, then Database.transaction(): on
- * SQLite, the writer's turn; on PostgreSQL, a connection and its BEGIN), or starts one. The group is stored and processed in that one
+ * Shared commits for webhook deliveries on SQLite, whose one writer makes each commit wait for
+ * the one before: a delivery joins the group that is waiting for the writer's turn (the rest of
+ * the current turn of the event loop, then Database.transaction()), or starts one. The group is stored and processed in that one
  * transaction, each delivery in a savepoint of its own: a burst costs one commit, not one each.
  *
  * - Each work runs exactly once. One that throws is rolled back to its savepoint, alone; its
@@ -42,6 +42,9 @@ export class WebhookCommits {
 
   /** Runs `work` in a shared transaction; resolves to its result once that has committed. */
   run<T>(order: string, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    // Where transactions run side by side (PostgreSQL, whose own group commit shares the WAL
+    // flushes), a delivery alone is faster: works of one group run one after the other.
+    if (!this.db.writesTakeTurns) return this.db.transaction(work);
     return new Promise<T>((resolve, reject) => {
       const delivery = { order, work, resolve: resolve as (value: unknown) => void, reject };
       if (this.open && this.open.length < MAX_GROUP_SIZE) {

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
+import { usingPostgres } from '../support/database.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
 import { errors } from '../support/responses.js';
@@ -122,7 +123,7 @@ describe('webhook handlers of deliveries sent together (test-only event module)'
     });
   });
 
-  it('shares one commit between deliveries received together, running each handler once', async () => {
+  it('runs each handler of deliveries received together once (one shared commit on SQLite)', async () => {
     // Handed to the processor in one turn of the event loop, as validated deliveries: they all
     // join one group, deterministically (over HTTP, how many arrive together varies).
     const processor = t.app.get(WebhookProcessor);
@@ -149,8 +150,8 @@ describe('webhook handlers of deliveries sent together (test-only event module)'
     );
     // The redelivery of 3001 in the same group found the first one's event.
     expect(rows[5].id).toBe(rows[1].id);
-    // One transaction for the group, each handler run once.
-    expect(new Set(runs.managers).size).toBe(1);
+    // SQLite: one transaction for the group (PostgreSQL runs each in its own, side by side).
+    if (!usingPostgres()) expect(new Set(runs.managers).size).toBe(1);
     expect(new Map([...runs.counted].sort())).toEqual(
       new Map([
         [3001, 1],
