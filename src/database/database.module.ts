@@ -11,7 +11,7 @@ import { type AnyPagedList, PagedList } from './paged-list.js';
 
 /** Where a feature module's registrations go (DatabaseModule.forFeature()). */
 @Module({})
-export class DatabaseFeatureModule {}
+class DatabaseFeatureModule {}
 
 /**
  * The database of the app: TypeORM's DataSource (pending migrations are applied when it opens)

@@ -368,7 +368,7 @@ function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult
  * goes to pg as a named statement, as in runOnPostgres(): the server parses and plans it once per
  * connection instead of on every call (a grouped webhook delivery's INSERTs: docs/benchmarks.md).
  */
-export async function runPostgres(
+async function runPostgres(
   runner: QueryRunner,
   { sql, params, prepared }: Statement,
 ): Promise<StatementResult> {

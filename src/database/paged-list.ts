@@ -22,7 +22,7 @@ export const POSITION_BLOCK_SIZE = 4096;
 export const BLOCKS_PER_SUPERBLOCK = 64;
 
 /** A paged list: what its migration counts and what its repository pages by. */
-export interface ListDeclaration<T extends ObjectLiteral> {
+interface ListDeclaration<T extends ObjectLiteral> {
   entity: new () => T;
   /** The integer property the list is ordered by, and the order. */
   key: keyof T & string;
@@ -38,7 +38,7 @@ export interface ListDeclaration<T extends ObjectLiteral> {
 }
 
 /** A declared list: its declaration and the token its PagedList is injected by (@InjectList). */
-export interface PagedListDeclaration<T extends ObjectLiteral> extends ListDeclaration<T> {
+interface PagedListDeclaration<T extends ObjectLiteral> extends ListDeclaration<T> {
   readonly token: symbol;
 }
 
@@ -53,7 +53,7 @@ export function defineList<T extends ObjectLiteral>(
 }
 
 /** What a list is filtered by: equality on declared properties, undefined for any value. */
-export type ListFilters<T> = Partial<Record<keyof T & string, unknown>>;
+type ListFilters<T> = Partial<Record<keyof T & string, unknown>>;
 
 /** A list's columns by database name, resolved from the entity once the DataSource is open. */
 interface ResolvedList {
@@ -208,7 +208,7 @@ export interface BlockCount {
   rows: number;
 }
 
-export interface PageStart {
+interface PageStart {
   /** Rows matching the filter in the whole list. */
   total: number;
   /** Where the page begins, or undefined when `offset` lies past the end. */
@@ -307,7 +307,7 @@ function pageReader(db: Database, list: PositionedList): PageReader {
 }
 
 /** The two sums placePage() reads: superblocks, then the blocks from :fromBlock to :toBlock. */
-export interface PlacingStatements {
+interface PlacingStatements {
   superblocks: string;
   blocks: string;
 }
