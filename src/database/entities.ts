@@ -3,7 +3,6 @@ import { RevokedToken } from '../auth/revoked-token.entity.js';
 import { SigningKey } from '../auth/signing-key.entity.js';
 import { User } from '../auth/user.entity.js';
 import { Customer } from '../customers/customer.entity.js';
-import { Counter } from './counter.entity.js';
 
 import { CompletedAttempt } from '../learning/completed-attempt.entity.js';
 import { WebhookEvent } from '../webhooks/webhook-event.entity.js';
@@ -12,7 +11,6 @@ import { WebhookSigningSecret } from '../webhooks/webhook-signing-secret.entity.
 /** Every TypeORM entity of the service; listed (not globbed) so every runner loads the same set. */
 export const entities = [
   Customer,
-  Counter,
   OAuthClient,
   User,
   RevokedToken,

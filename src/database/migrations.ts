@@ -12,6 +12,7 @@ import { WebhookSenders1763800004500 } from './migrations/1763800004500-WebhookS
 import { CreateListPositions1763800006000 } from './migrations/1763800006000-CreateListPositions.js';
 import { AddPositionSuperblocks1763800007000 } from './migrations/1763800007000-AddPositionSuperblocks.js';
 import { MergeWebhookStatusIndexes1763800008000 } from './migrations/1763800008000-MergeWebhookStatusIndexes.js';
+import { DropCounters1763800012500 } from './migrations/1763800012500-DropCounters.js';
 import { CreateWebhookSigningSecrets1763800010000 } from './migrations/1763800010000-CreateWebhookSigningSecrets.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
@@ -31,4 +32,5 @@ export const migrations = [
   AddPositionSuperblocks1763800007000,
   MergeWebhookStatusIndexes1763800008000,
   CreateWebhookSigningSecrets1763800010000,
+  DropCounters1763800012500,
 ];

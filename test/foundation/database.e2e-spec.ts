@@ -56,15 +56,21 @@ describe('database, migrations and health', () => {
   });
 
   it('commits writes issued together, each answered on its own, a failing one alone', async () => {
+    // A table of the test's own: the statements' table does not matter, only how they commit.
+    await t.db.query(
+      'CREATE TABLE IF NOT EXISTS write_probes (name varchar(64) PRIMARY KEY, value integer NOT NULL)',
+    );
     const insert = (n: string) =>
-      db.sql('INSERT INTO counters (name, value) VALUES (:n, 1)', { n });
+      db.sql('INSERT INTO write_probes (name, value) VALUES (:n, 1)', { n });
     await db.execute(insert('group-c'));
     await db.execute(insert('group-d'));
     // Issued in the same tick: on SQLite they share one commit (group commit).
     const outcomes = await Promise.allSettled([
       db.execute(insert('group-a')),
       db.execute(insert('group-d')), // the primary key refuses this one only
-      db.execute(db.sql('UPDATE counters SET value = value + 1 WHERE name = :n', { n: 'group-c' })),
+      db.execute(
+        db.sql('UPDATE write_probes SET value = value + 1 WHERE name = :n', { n: 'group-c' }),
+      ),
       db.execute(insert('group-b')),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual([
@@ -75,7 +81,7 @@ describe('database, migrations and health', () => {
     ]);
     expect(outcomes[2]).toEqual({ status: 'fulfilled', value: { rows: [], affected: 1 } });
     const rows = await t.db.query(
-      `SELECT name, value FROM counters WHERE name LIKE 'group-%' ORDER BY name`,
+      `SELECT name, value FROM write_probes WHERE name LIKE 'group-%' ORDER BY name`,
     );
     expect(rows.map((r: { name: string; value: unknown }) => [r.name, Number(r.value)])).toEqual([
       ['group-a', 1],
