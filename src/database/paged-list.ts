@@ -88,7 +88,7 @@ export class PagedList<T extends ObjectLiteral> {
   ): Promise<Page<T>> {
     const { reader, parameters } = this.readerFor(scope, filters);
     const { rows, total } = await reader(request, parameters);
-    return new Page(this.hydrate(rows), total, request);
+    return new Page(this.db.hydrate<T>(this.list().metadata.target, rows), total, request);
   }
 
   /** The exact number of rows in scope matching `filters` (a sum of counts, not a COUNT). */
@@ -143,22 +143,6 @@ export class PagedList<T extends ObjectLiteral> {
       this.readers.set(where, reader);
     }
     return { reader, parameters };
-  }
-
-  /** Raw rows as entities, with TypeORM's own value conversion (dates, numbers). */
-  private hydrate(rows: Row[]): T[] {
-    const { driver } = this.db.dataSource;
-    const { metadata } = this.list();
-    return rows.map((row) => {
-      const entity = metadata.create() as T;
-      for (const column of metadata.columns) {
-        column.setEntityValue(
-          entity,
-          driver.prepareHydratedValue(row[column.databaseName], column) as unknown,
-        );
-      }
-      return entity;
-    });
   }
 }
 
