@@ -23,6 +23,28 @@ export default tseslint.config(
     },
   },
   {
+    // The data layer's one entry (src/database/index.ts, issue #35): code outside it imports
+    // nothing else of src/database/ but the frozen migration helpers, which migrations import by
+    // path as frozen text.
+    files: ['**/*.ts'],
+    ignores: ['src/database/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../../../*'] },
+            {
+              regex: '(^|/)database/(?!index\\.js$|frozen/)',
+              message:
+                "Import the data layer from 'src/database/index.js' (frozen migration helpers by their path).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: {
       globals: {

@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InjectList } from '../database/database.module.js';
-import { Database } from '../database/database.js';
-import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import { defineList, type PagedList } from '../database/paged-list.js';
+import {
+  Database,
+  defineList,
+  InjectList,
+  insertUnlessConflict,
+  type PagedList,
+} from '../database/index.js';
 import type { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
 import { WebhookEvent, type WebhookStatus } from './webhook-event.entity.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 
 /** Rows per statement, each in its own transaction: well inside the 3 s statement timeout. */
 const ROWS_PER_STATEMENT = 20_000;
