@@ -20,10 +20,10 @@ import {
   releaseBroken,
 } from './typeorm-internals.js';
 
-/** One value for each database the service runs on. */
-interface PerDatabase<T> {
-  postgres: T;
-  sqlite: T;
+/** An SQL text for each database the service runs on (see Database.sql()). */
+interface TextPerDatabase {
+  postgres: string;
+  sqlite: string;
 }
 
 interface DatabaseOptions {
@@ -79,7 +79,7 @@ export class Database implements OnModuleDestroy {
    * cannot be written for both databases (generated series, their own functions) gives a text for
    * each; this database's is taken.
    */
-  sql(text: string | PerDatabase<string>, parameters: ObjectLiteral = {}): Statement {
+  sql(text: string | TextPerDatabase, parameters: ObjectLiteral = {}): Statement {
     const chosen = typeof text === 'string' ? text : this.sqlite ? text.sqlite : text.postgres;
     // TypeORM's SQLite driver writes numbers into the text, which would make each id a new
     // statement to prepare: integers go as bound parameters instead (SqliteConnections.run()).
