@@ -3,7 +3,8 @@ import { dirname, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import { registeredFeatures } from './features.js';
 
-export interface DatabaseSettings {
+/** DATABASE_URL and the settings buildDataSourceOptions() applies with it. */
+interface DatabaseSettings {
   url: string;
   poolSize?: number;
   migrationsRun?: boolean;
