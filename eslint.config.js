@@ -23,6 +23,36 @@ export default tseslint.config(
     },
   },
   {
+    // The data layer's one entry (src/database/index.ts, issue #35): code outside it imports
+    // nothing else of src/database/ but the frozen migration helpers, which migrations import by
+    // path as frozen text; nor does it read which database it runs on.
+    files: ['**/*.ts'],
+    ignores: ['src/database/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../../../*'] },
+            {
+              regex: '(^|/)database/(?!index\\.js$|frozen/)',
+              message:
+                "Import the data layer from 'src/database/index.js' (frozen migration helpers by their path).",
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='dialect']",
+          message:
+            'Only src/database/ knows the dialect: ask the data layer for what differs (Database.sql() takes a text per database).',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: {
       globals: {

@@ -7,7 +7,7 @@ import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
 import { AppValidationPipe } from './common/pipes/validation.pipe.js';
 import { validateEnvironment } from './config/environment.js';
 import { CustomersModule } from './customers/customers.module.js';
-import { DatabaseModule } from './database/database.module.js';
+import { DatabaseModule } from './database/index.js';
 import { HealthModule } from './health/health.module.js';
 import { LearningModule } from './learning/learning.module.js';
 import { LoggingModule } from './logging/logging.module.js';

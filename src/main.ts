@@ -2,19 +2,14 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { Database } from './database/database.js';
+import { Database, databaseForLog } from './database/index.js';
 import {
   type Environment,
   InvalidEnvironmentError,
   loadEnvFile,
   validateEnvironment,
 } from './config/environment.js';
-import {
-  databaseForLog,
-  exitOnceLogged,
-  listenAddress,
-  startedLine,
-} from './logging/lifecycle-log.js';
+import { exitOnceLogged, listenAddress, startedLine } from './logging/lifecycle-log.js';
 
 /** A start-up failure, already worded as the one line the operator reads. */
 class StartupError extends Error {}

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 import { OAuthClient } from './oauth-client.entity.js';
 
 /** What decides whether a client's tokens are still accepted. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, MoreThan, type Repository } from 'typeorm';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 import { RevokedToken } from './revoked-token.entity.js';
 
 /** Every query of `oauth_revoked_tokens`. */

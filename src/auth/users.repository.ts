@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 import { User } from './user.entity.js';
 
 /** Every query of `oauth_users`. */

@@ -1,7 +1,7 @@
 import { authCommands } from '../auth/auth.commands.js';
 import { keysCommands } from '../auth/keys.commands.js';
 import { customersCreateCommand, customersSeedCommand } from '../customers/customers.commands.js';
-import { dbStatusCommand } from '../database/database.commands.js';
+import { dbStatusCommand } from '../database/index.js';
 import {
   webhooksPruneCommand,
   webhooksReplayCommand,

@@ -2,8 +2,7 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { Redis } from 'ioredis';
 import type { Environment } from '../config/environment.js';
-import { Database } from '../database/database.js';
-import { PostgresNotifications } from '../database/postgres-notifications.js';
+import { Database, PostgresNotifications } from '../database/index.js';
 import { RedisConnection } from './redis-connection.js';
 
 /** What instances tell each other. */

@@ -1,4 +1,4 @@
-import { defineList } from '../database/paged-list.js';
+import { defineList } from '../database/index.js';
 import { Customer } from './customer.entity.js';
 
 /**

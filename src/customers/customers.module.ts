@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DatabaseModule } from '../database/database.module.js';
+import { DatabaseModule } from '../database/index.js';
 import { PaginationModule } from '../pagination/pagination.module.js';
 import { Customer } from './customer.entity.js';
 import { CustomerCompanyController } from './customer-company.controller.js';

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { InjectList } from '../database/database.module.js';
-import { Database } from '../database/database.js';
-import type { PagedList } from '../database/paged-list.js';
+import { Database, InjectList, type PagedList } from '../database/index.js';
 import type { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
 import type { CompanyType } from './company-type.js';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../../ormconfig.js';
+import { buildDataSourceOptions } from './data-source-options.js';
 import type { CliCommand } from '../cli/cli-command.js';
 
 export const dbStatusCommand: CliCommand = {

@@ -2,7 +2,7 @@ import { type DynamicModule, Global, Inject, Module } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../../ormconfig.js';
+import { buildDataSourceOptions } from './data-source-options.js';
 import type { Environment } from '../config/environment.js';
 import { Database } from './database.js';
 import { type DatabaseFeature, registerFeature } from './features.js';

@@ -20,6 +20,12 @@ import {
   releaseBroken,
 } from './typeorm-internals.js';
 
+/** An SQL text for each database the service runs on (see Database.sql()). */
+interface TextPerDatabase {
+  postgres: string;
+  sqlite: string;
+}
+
 interface DatabaseOptions {
   /** How long a SQLite write waits for a lock held by another process before failing (503). */
   lockTimeoutMs: number;
@@ -40,6 +46,10 @@ interface DatabaseOptions {
  */
 @Injectable()
 export class Database implements OnModuleDestroy {
+  /**
+   * Which database, for the data layer alone (ESLint refuses a read of it outside src/database/):
+   * feature code asks for what differs instead (sql() with a text per database, writesTakeTurns).
+   */
   readonly dialect: 'sqlite' | 'postgres';
   private readonly writes: TurnBatcher<Statement, StatementResult>;
 
@@ -64,12 +74,17 @@ export class Database implements OnModuleDestroy {
     await this.sqlite?.close();
   }
 
-  /** `text` with `:name` / `:...list` parameters, in the driver's own placeholder style. */
-  sql(text: string, parameters: ObjectLiteral = {}): Statement {
+  /**
+   * `text` with `:name` / `:...list` parameters, in the driver's own placeholder style. SQL that
+   * cannot be written for both databases (generated series, their own functions) gives a text for
+   * each; this database's is taken.
+   */
+  sql(text: string | TextPerDatabase, parameters: ObjectLiteral = {}): Statement {
+    const chosen = typeof text === 'string' ? text : this.sqlite ? text.sqlite : text.postgres;
     // TypeORM's SQLite driver writes numbers into the text, which would make each id a new
     // statement to prepare: integers go as bound parameters instead (SqliteConnections.run()).
     const values = this.sqlite ? boundIntegers(parameters) : parameters;
-    const [sql, params] = this.dataSource.driver.escapeQueryWithParameters(text, values);
+    const [sql, params] = this.dataSource.driver.escapeQueryWithParameters(chosen, values);
     return { sql, params };
   }
 

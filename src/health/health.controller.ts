@@ -8,7 +8,7 @@ import {
 import { ErrorDto } from '../common/openapi/error.dto.js';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 import { RawResponse } from '../common/decorators/raw-response.decorator.js';
 
 @ApiTags('health')

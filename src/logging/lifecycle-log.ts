@@ -1,23 +1,6 @@
-import { resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Environment } from '../config/environment.js';
-import type { Database } from '../database/database.js';
-
-/** DATABASE_URL as it may be logged: a PostgreSQL password removed, a SQLite path made absolute. */
-export function databaseForLog(url: string): string {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length);
-    return path === ':memory:' ? url : `sqlite:${resolve(path)}`;
-  }
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    // Unparsable URLs never get this far (validated at start); say nothing rather than leak one.
-    return 'postgres';
-  }
-}
+import { type Database, databaseForLog } from '../database/index.js';
 
 /** The address the server listens on, as a URL. */
 export function listenAddress({ HOST, PORT }: Pick<Environment, 'HOST' | 'PORT'>): string {

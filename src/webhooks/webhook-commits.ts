@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 
 /**
  * The most deliveries one commit carries. Each is a savepoint, and PostgreSQL keeps only 64

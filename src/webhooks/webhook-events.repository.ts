@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InjectList } from '../database/database.module.js';
-import { Database } from '../database/database.js';
-import { insertUnlessConflict } from '../database/insert-unless-conflict.js';
-import { defineList, type PagedList } from '../database/paged-list.js';
+import {
+  Database,
+  defineList,
+  InjectList,
+  insertUnlessConflict,
+  type PagedList,
+} from '../database/index.js';
 import type { Page } from '../pagination/page.js';
 import type { PageRequest } from '../pagination/page-query.dto.js';
 import { WebhookEvent, type WebhookStatus } from './webhook-event.entity.js';
@@ -42,9 +45,6 @@ export interface FailedEvent {
  */
 @Injectable()
 export class WebhookEventsRepository {
-  /** The insertion number, as an expression of the insert itself (one writer on SQLite). */
-  private readonly nextSeq: { column: string; sql: string };
-
   /** One event by id, only the given client's unless that is null. */
   private readonly byId: (parameters: {
     id: string;
@@ -59,13 +59,6 @@ export class WebhookEventsRepository {
       WebhookEvent,
       'id = :id AND (CAST(:client AS varchar(64)) IS NULL OR client_id = :client)',
     );
-    this.nextSeq = {
-      column: 'seq',
-      sql:
-        db.dialect === 'postgres'
-          ? "nextval('webhook_events_seq')"
-          : '(SELECT IFNULL(MAX(seq), 0) + 1 FROM webhook_events)',
-    };
   }
 
   /**
@@ -122,7 +115,10 @@ export class WebhookEventsRepository {
   insertUnlessDuplicate(manager: EntityManager, row: WebhookEvent): Promise<boolean> {
     // The insertion number is taken in the insert itself: the triggers that would otherwise
     // number the row (a second write of the row on SQLite) are skipped; only the count runs.
-    return insertUnlessConflict(manager, WebhookEvent, row, this.nextSeq);
+    return insertUnlessConflict(manager, WebhookEvent, row, {
+      key: 'seq',
+      sequence: 'webhook_events_seq',
+    });
   }
 
   /** The event this client stored under this event name and dedupe key (in `manager`'s transaction). */

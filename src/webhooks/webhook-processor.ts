@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { EntityNotFoundError, type EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
 import { WebhookCommits } from './webhook-commits.js';
 import type { ValidDelivery } from './webhook-delivery.pipe.js';

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { ConfigService } from '@nestjs/config';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Environment } from '../config/environment.js';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 
 /** A failed event is kept this long after its last attempt (docs/operations.md "Retention"). */
 export const FAILED_RETENTION_DAYS = 90;

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 
 /** Rows per statement, each in its own transaction: well inside the 3 s statement timeout. */
 const ROWS_PER_STATEMENT = 20_000;
-/** PostgreSQL connections seeding at once (this machine class has 2 cores). */
-const POSTGRES_CONNECTIONS = 2;
+/** Connections seeding at once where transactions run side by side (this machine class has 2 cores). */
+const CONNECTIONS_AT_ONCE = 2;
 const SEED_EVENT = 'learning.attempt.completed';
 const SEED_ERROR = 'Seeded failure.';
 
@@ -46,28 +46,29 @@ export class WebhookSeeder {
       event: SEED_EVENT,
       error: SEED_ERROR,
     });
-    if (db.dialect === 'postgres') {
-      // Chunks on POSTGRES_CONNECTIONS connections at once: one backend per core builds rows and
-      // indexes; seq numbers come from the sequence in the order the rows are stored.
+    if (!db.writesTakeTurns) {
+      // Chunks on CONNECTIONS_AT_ONCE connections at once (PostgreSQL): one backend per core
+      // builds rows and indexes; seq numbers come from the sequence in the order rows are stored.
       let next = 0;
       const worker = async () => {
         for (let done = next; done < count; done = next) {
           next += ROWS_PER_STATEMENT;
-          await db.execute(db.sql(POSTGRES_SEED, chunk(done)));
+          await db.execute(db.sql(SEED, chunk(done)));
         }
       };
-      await Promise.all(Array.from({ length: POSTGRES_CONNECTIONS }, worker));
+      await Promise.all(Array.from({ length: CONNECTIONS_AT_ONCE }, worker));
       // Fresh statistics for the planner: with the ones from before a bulk insert, the pruning
       // query bitmap-scanned every old row of the table for each batch of 1,000 (470 ms a batch).
       await db.execute(db.sql('ANALYZE webhook_events'));
       return { created: count };
     }
+    // One writer (SQLite): chunks one after the other, numbered after the largest seq.
     for (let done = 0; done < count; done += ROWS_PER_STATEMENT) {
       await db.write(function* () {
         // Read in the same write transaction: nothing can take these numbers meanwhile.
         const top = yield db.sql('SELECT COALESCE(MAX(seq), 0) AS seq FROM webhook_events');
         const base = Number(top.rows[0].seq) - done;
-        yield db.sql(SQLITE_SEED, { ...chunk(done), base });
+        yield db.sql(SEED, { ...chunk(done), base });
       });
     }
     return { created: count };
@@ -76,8 +77,9 @@ export class WebhookSeeder {
 
 // n runs from :from to :to; event n is received at endMs - (count - n) ms. PostgreSQL numbers the
 // rows from the same sequence as live inserts (which may run meanwhile); SQLite, the one
-// writer, numbers them base + n.
-const POSTGRES_SEED = `
+// writer, numbers them base + n. Database.sql() takes this database's text.
+const SEED = {
+  postgres: `
 INSERT INTO webhook_events (id, event, client_id, dedupe_key, payload, status, attempts,
   last_error, received_at, processed_at, last_attempt_at, seq)
 SELECT uuid, :event, :client, 'seed:' || uuid, '{"user_id":7,"module_id":3,"attempt_id":' || n || '}',
@@ -96,9 +98,8 @@ FROM (
       replace(CAST(gen_random_uuid() AS text), '-', '') AS r
     FROM generate_series(CAST(:from AS bigint), CAST(:to AS bigint)) AS n
   ) generated
-) events`;
-
-const SQLITE_SEED = `
+) events`,
+  sqlite: `
 WITH RECURSIVE numbers(n) AS (
   SELECT :from UNION ALL SELECT n + 1 FROM numbers WHERE n < :to
 )
@@ -117,4 +118,5 @@ FROM (
     FROM numbers
   ) generated
 ) events
-WHERE true`;
+WHERE true`,
+};

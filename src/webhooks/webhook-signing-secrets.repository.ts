@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database } from '../database/database.js';
+import { Database } from '../database/index.js';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity.js';
 
 /** The two slots a client's secrets take (the unique index allows no third). */

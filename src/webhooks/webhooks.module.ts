@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WebhookCommits } from './webhook-commits.js';
 import { WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
-import { DatabaseModule } from '../database/database.module.js';
+import { DatabaseModule } from '../database/index.js';
 import { WebhookRetention } from './webhook-retention.service.js';
 import { WebhookSeeder } from './webhook-seeder.service.js';
 import { WebhookEventsRepository, webhookEventsList } from './webhook-events.repository.js';

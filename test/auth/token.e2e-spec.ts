@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { OAuthClient } from '../../src/auth/oauth-client.entity.js';
 import { ClientSecretHasher } from '../../src/auth/secret-hash.js';
-import { Database } from '../../src/database/database.js';
+import { Database } from '../../src/database/index.js';
 import request from 'supertest';
 import {
   basicAuth,

@@ -1,8 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../../ormconfig.js';
-import { Database } from '../../src/database/database.js';
+import { buildDataSourceOptions, Database } from '../../src/database/index.js';
 import { ClusterEvents } from '../../src/cluster/cluster-events.js';
 import { RedisConnection } from '../../src/cluster/redis-connection.js';
 import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';

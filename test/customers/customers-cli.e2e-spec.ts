@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../../ormconfig.js';
+import { buildDataSourceOptions } from '../../src/database/index.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
 import { runNode } from '../support/processes.js';
 

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../../ormconfig.js';
-import { migrations } from '../../src/database/migrations.js';
-import { CreateListPositions1763800006000 } from '../../src/database/migrations/1763800006000-CreateListPositions.js';
+import { buildDataSourceOptions, migrations } from '../../src/database/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 /**
@@ -29,7 +27,7 @@ describe('migration CreateListPositions on existing rows (both databases)', () =
   }
 
   it('numbers existing events by id and counts existing rows', async () => {
-    const before = migrations.indexOf(CreateListPositions1763800006000);
+    const before = migrations.findIndex((m) => m.name === 'CreateListPositions1763800006000');
     const old = await migrate(before);
     const ids = Array.from(
       { length: 5 },

@@ -3,7 +3,7 @@ import {
   CustomersRepository,
   type SampleCompany,
 } from '../../src/customers/customers.repository.js';
-import { Database } from '../../src/database/database.js';
+import { Database } from '../../src/database/index.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 

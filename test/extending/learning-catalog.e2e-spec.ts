@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { buildDataSourceOptions } from '../../ormconfig.js';
-import { ListCountsFolder } from '../../src/database/list-counts-folder.js';
+import { buildDataSourceOptions, ListCountsFolder } from '../../src/database/index.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { createClient, issueToken } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';

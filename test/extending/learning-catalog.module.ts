@@ -5,8 +5,12 @@ import { Column, Entity, PrimaryColumn, type ValueTransformer } from 'typeorm';
 import { CurrentPrincipal } from '../../src/auth/decorators/current-principal.decorator.js';
 import { RequireScopes } from '../../src/auth/decorators/require-scopes.decorator.js';
 import type { Principal } from '../../src/auth/principal.js';
-import { DatabaseModule, InjectList } from '../../src/database/database.module.js';
-import { defineList, type PagedList } from '../../src/database/paged-list.js';
+import {
+  DatabaseModule,
+  defineList,
+  InjectList,
+  type PagedList,
+} from '../../src/database/index.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { ApiPaginatedResponse } from '../../src/pagination/api-paginated-response.decorator.js';
 import type { Page } from '../../src/pagination/page.js';

@@ -1,6 +1,5 @@
 import request from 'supertest';
-import { Database } from '../../src/database/database.js';
-import { insertUnlessConflict } from '../../src/database/insert-unless-conflict.js';
+import { Database, insertUnlessConflict } from '../../src/database/index.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors } from '../support/responses.js';

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { migrations } from '../../src/database/migrations.js';
+import { migrations } from '../../src/database/index.js';
 import { PER_INSTANCE_LIMITS } from '../../src/logging/lifecycle-log.js';
 import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';
 import { freePort, ROOT, runNode, spawnChild, startServer } from '../support/processes.js';

@@ -4,7 +4,7 @@ import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { createCustomer } from '../factories/customer.factory.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
-import { Database } from '../../src/database/database.js';
+import { Database } from '../../src/database/index.js';
 import { usingPostgres } from '../support/database.js';
 import { errors } from '../support/responses.js';
 import { TcpProxy } from '../support/tcp-proxy.js';

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../../ormconfig.js';
+import { buildDataSourceOptions } from '../../src/database/index.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';

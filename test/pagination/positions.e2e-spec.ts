@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { Database } from '../../src/database/database.js';
-import { BLOCKS_PER_SUPERBLOCK, POSITION_BLOCK_SIZE } from '../../src/pagination/positions.js';
-import { WebhookEventBlocks } from '../../src/webhooks/webhook-event-blocks.js';
+import {
+  BLOCKS_PER_SUPERBLOCK,
+  Database,
+  ListCountsFolder,
+  POSITION_BLOCK_SIZE,
+} from '../../src/database/index.js';
 import { WebhookRetention } from '../../src/webhooks/webhook-retention.service.js';
 import { WebhookSeeder } from '../../src/webhooks/webhook-seeder.service.js';
 import { createClient, issueToken, type TestClient } from '../factories/client.factory.js';
@@ -16,7 +19,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Paged lists read their totals and page positions from per-block counts the database keeps
- * (src/pagination/positions.ts). Every page of every filter is compared with what COUNT(*) and a
+ * (src/database/paged-list.ts). Every page of every filter is compared with what COUNT(*) and a
  * plain ORDER BY give, after inserts, status changes and deletes spread over several blocks.
  */
 describe('paged lists from maintained block counts (both databases)', () => {
@@ -43,7 +46,7 @@ describe('paged lists from maintained block counts (both databases)', () => {
   };
   /** As both databases store timestamps: UTC 'YYYY-MM-DD HH:MM:SS.SSS'. */
   const stamp = (date: Date) => date.toISOString().replace('T', ' ').replace('Z', '');
-  const fold = () => t.app.get(WebhookEventBlocks).foldAll();
+  const fold = () => t.app.get(ListCountsFolder).foldAll();
   /** After rows stored with chosen keys, PostgreSQL's sequences go on after the highest. */
   async function syncSequences() {
     if (t.database.kind !== 'postgres') return;

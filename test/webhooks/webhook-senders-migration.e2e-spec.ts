@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../../ormconfig.js';
-import { migrations } from '../../src/database/migrations.js';
+import { buildDataSourceOptions, migrations } from '../../src/database/index.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
 
 // A timestamp both databases read from text.

@@ -1,0 +1,97 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import { registeredFeatures } from './features.js';
+
+/** DATABASE_URL and the settings buildDataSourceOptions() applies with it. */
+interface DatabaseSettings {
+  url: string;
+  poolSize?: number;
+  migrationsRun?: boolean;
+  /**
+   * PostgreSQL: the longest one statement may take (server and client side), 0 for no limit.
+   * Default: short enough that a stalled database is a 503 within 5 s (CONTRACT §2).
+   */
+  statementTimeoutMs?: number;
+}
+
+/**
+ * A request waits at most this for a connection, then at most STATEMENT_TIMEOUT_MS for its
+ * statement: a database that stopped answering (not refusing) gives a 503 within 5 s.
+ */
+const CONNECT_TIMEOUT_MS = 1500;
+const STATEMENT_TIMEOUT_MS = 3000;
+
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * The one place that turns DATABASE_URL into TypeORM options. Used by the app
+ * (TypeOrmModule.forRootAsync), the CLI (db:status) and the TypeORM CLI (ormconfig.ts).
+ */
+export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOptions {
+  const { entities, migrations } = registeredFeatures();
+  const common = {
+    entities,
+    migrations,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each' as const,
+    migrationsRun: settings.migrationsRun ?? false,
+    synchronize: false,
+    logging: false,
+  };
+
+  if (/^postgres(ql)?:\/\//.test(settings.url)) {
+    const statementTimeout = settings.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+    return {
+      ...common,
+      type: 'postgres',
+      url: settings.url,
+      connectTimeoutMS: CONNECT_TIMEOUT_MS,
+      extra: {
+        max: settings.poolSize ?? 10,
+        // Covers both a new connection and the wait for a free one in the pool.
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        idleTimeoutMillis: 30000,
+        // A statement that cannot finish fails instead of hanging: statement_timeout for a slow
+        // one (lock pile-up), query_timeout (client side) for a connection that went silent.
+        query_timeout: statementTimeout || undefined,
+        statement_timeout: statementTimeout,
+        idle_in_transaction_session_timeout: 15000,
+      },
+    };
+  }
+
+  const path = settings.url.replace(/^sqlite:/, '');
+  const database = path === ':memory:' ? ':memory:' : resolve(path);
+  if (database !== ':memory:') mkdirSync(dirname(database), { recursive: true });
+  return {
+    ...common,
+    type: 'better-sqlite3',
+    database,
+    timeout: SQLITE_BUSY_TIMEOUT_MS,
+    prepareDatabase: (db: { pragma(sql: string): unknown }) => {
+      if (database !== ':memory:') db.pragma('journal_mode = WAL');
+      // WAL + NORMAL: a committed transaction survives a crash of the process (the WAL is in the
+      // OS cache); only an OS crash or power loss can drop the last commits.
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    },
+  };
+}
+
+/** DATABASE_URL as it may be logged: a PostgreSQL password removed, a SQLite path made absolute. */
+export function databaseForLog(url: string): string {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    return path === ':memory:' ? url : `sqlite:${resolve(path)}`;
+  }
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    // Unparsable URLs never get this far (validated at start); say nothing rather than leak one.
+    return 'postgres';
+  }
+}
