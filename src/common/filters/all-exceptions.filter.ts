@@ -97,7 +97,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     rendered: ErrorAnswer,
   ) {
     if (OAUTH_ROUTE.test(request.url)) {
-      if (!(exception instanceof ApiException)) rendered = asOAuthError(rendered);
+      // The OAuth errors render themselves; the validation pipe's 422 becomes invalid_request.
+      if (!(exception instanceof ApiException) || exception instanceof ValidationFailedException) {
+        rendered = asOAuthError(rendered);
+      }
       rendered = { ...rendered, headers: { ...rendered.headers, ...OAUTH_NO_STORE } };
     }
     if (reply.sent) return;
