@@ -1,4 +1,13 @@
-import { Controller, Header, HttpCode, Ip, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Header,
+  HttpCode,
+  Ip,
+  Post,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -20,7 +29,7 @@ import { InvalidRequestException } from './oauth.exceptions.js';
 import { TokenRequestDto } from './dto/token-request.dto.js';
 import { AddressThrottleGuard } from './guards/address-throttle.guard.js';
 import { TokenResponseDto } from './dto/token-response.dto.js';
-import { OAuthParams, readClientCredentials } from './oauth-request.js';
+import { readClientCredentials } from './oauth-request.js';
 import { RevocationService } from './revocation.service.js';
 import { TokenGrantService } from './token-grant.service.js';
 import { TokenMetricsInterceptor } from './token-metrics.interceptor.js';
@@ -38,9 +47,11 @@ const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
 
 /**
  * RFC 6749 token endpoint, RFC 7009 revocation, RFC 7662 introspection. Answers are never cached
- * (RFC 6749 §5.1; errors get the same headers from the global filter). Every request counts
- * against its address (THROTTLE_TOKEN_PER_IP); failed client authentication against the client id
- * from that address.
+ * (RFC 6749 §5.1; errors get the same headers from the global filter). Bodies go through the
+ * global pipe like every route's: their DTOs are read by RFC 6749's rules (@OAuthParameters()),
+ * and a refusal is answered as 400 invalid_request (asOAuthError()). Every request counts against
+ * its address (THROTTLE_TOKEN_PER_IP); failed client authentication against the client id from
+ * that address.
  */
 @ApiTags('oauth')
 @RawResponse()
@@ -78,7 +89,7 @@ export class OAuthController {
   @UseInterceptors(TokenMetricsInterceptor)
   async token(
     @AuthorizationHeaders() authorizations: string[],
-    @OAuthParams() params: TokenRequestDto,
+    @Body() params: TokenRequestDto,
     @Ip() address: string,
   ): Promise<TokenResponseDto> {
     const { grant_type: grantType, scope, username, password } = params;
@@ -111,7 +122,7 @@ export class OAuthController {
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async revoke(
     @AuthorizationHeaders() authorizations: string[],
-    @OAuthParams() params: TokenOperationRequestDto,
+    @Body() params: TokenOperationRequestDto,
     @Ip() address: string,
   ): Promise<Record<string, never>> {
     const client = await this.clients.authenticate(
@@ -138,7 +149,7 @@ export class OAuthController {
   @ApiUnauthorizedResponse({ type: OAuthErrorDto, description: 'invalid_client.' })
   async introspect(
     @AuthorizationHeaders() authorizations: string[],
-    @OAuthParams() params: TokenOperationRequestDto,
+    @Body() params: TokenOperationRequestDto,
     @Ip() address: string,
   ): Promise<IntrospectionResponseDto> {
     await this.clients.authenticate(readClientCredentials(authorizations, params), address);

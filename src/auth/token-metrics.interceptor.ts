@@ -1,6 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { type Observable, tap } from 'rxjs';
+import { ValidationFailedException } from '../common/exceptions/api.exception.js';
 import { repeatedKeys } from '../common/parsers/body-parsers.js';
 import { Metrics } from '../metrics/metrics.service.js';
 import { isGrantType } from './grant-types.js';
@@ -37,5 +38,7 @@ function grantLabel(body: unknown): string {
 
 function refusal(error: unknown): string {
   if (error instanceof OAuthException) return error.error;
+  // The global pipe's refusal of the parameters, answered as invalid_request (asOAuthError()).
+  if (error instanceof ValidationFailedException) return 'invalid_request';
   return error instanceof TooManyAttemptsException ? 'throttled' : 'server_error';
 }

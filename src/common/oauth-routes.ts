@@ -1,3 +1,6 @@
+import type { FieldErrors } from './exceptions/api.exception.js';
+import { firstProblem } from './pipes/oauth-parameters.js';
+
 /**
  * The RFC 6749 endpoints (`/oauth/token`, `/oauth/revoke`, `/oauth/introspect`), which differ from
  * every other route in one way each: errors as RFC 6749 §5.2 (`{error, error_description}`), form
@@ -21,9 +24,10 @@ const KEPT_STATUSES = [413, 414, 431];
 /**
  * An error answer of the contract's `{message}` shape as the OAuth endpoints send it: RFC 6749
  * §5.2's `{error, error_description}`. A refusal of the request is 400 `invalid_request` (a body
- * neither JSON nor a form, a missing Host) unless its status is a size limit (413 a body over
- * 1 MiB, 414, 431: docs/contract.md §2's statuses hold here too); 404, 429 and 503 keep the
- * contract's body, and any other failure is `server_error`.
+ * neither JSON nor a form, a missing Host, the validation pipe's 422 naming one of its problems:
+ * firstProblem()) unless its status is a size limit (413 a body over 1 MiB, 414, 431:
+ * docs/contract.md §2's statuses hold here too); 404, 429 and 503 keep the contract's body, and
+ * any other failure is `server_error`.
  */
 export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
   const { status } = answer;
@@ -33,10 +37,11 @@ export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
       : answer;
   }
   if (status === 404) return answer;
+  const { message, errors } = answer.body as { message: unknown; errors?: FieldErrors };
   const description =
     status === 415
       ? 'The request body must be JSON or application/x-www-form-urlencoded.'
-      : String(answer.body.message);
+      : ((errors && firstProblem(errors)) ?? String(message));
   return {
     status: KEPT_STATUSES.includes(status) ? status : 400,
     headers: answer.headers,

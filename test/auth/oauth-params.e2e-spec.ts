@@ -6,9 +6,9 @@ import { noStore, oauthErrors } from '../support/responses.js';
 import { UNTHROTTLED } from './limits.js';
 
 /**
- * The /oauth endpoints' parameters, validated by their DTOs through OAuthParamsPipe: which
- * problem a request with several is refused for, and that refusals before the handler are
- * counted like the others.
+ * The /oauth endpoints' parameters, validated by their DTOs through the global pipe
+ * (@OAuthParameters()): which problem a request with several is refused for, and that refusals
+ * before the handler are counted like the others.
  */
 describe('OAuth request parameters', () => {
   let t: TestApp;

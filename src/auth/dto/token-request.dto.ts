@@ -1,12 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { GRANT_TYPES } from '../grant-types.js';
-import { OptionalParameter, RequiredParameter } from '../oauth-request.js';
+import {
+  OAuthParameters,
+  OptionalParameter,
+  RequiredParameter,
+} from '../../common/pipes/oauth-parameters.js';
 
 /**
- * The body of POST /oauth/token (JSON or form), validated by OAuthParamsPipe (RFC 6749's rules:
- * unknown parameters ignored, errors as invalid_request). The grant type itself is checked by
- * TokenGrantService: an unknown one is unsupported_grant_type, not invalid_request.
+ * The body of POST /oauth/token (JSON or form), validated by the global pipe with RFC 6749's rules
+ * (@OAuthParameters(): unknown parameters ignored, errors as invalid_request). The grant type
+ * itself is checked by TokenGrantService: an unknown one is unsupported_grant_type, not
+ * invalid_request.
  */
+@OAuthParameters()
 export class TokenRequestDto {
   @ApiProperty({ enum: GRANT_TYPES, example: 'client_credentials' })
   @RequiredParameter()

@@ -97,7 +97,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     rendered: ErrorAnswer,
   ) {
     if (OAUTH_ROUTE.test(request.url)) {
-      if (!(exception instanceof ApiException)) rendered = asOAuthError(rendered);
+      // The service's own errors render themselves (the OAuth ones in RFC 6749's shape), except
+      // the validation pipe's 422: the OAuth DTOs' refusal, answered as invalid_request.
+      if (!(exception instanceof ApiException) || exception instanceof ValidationFailedException) {
+        rendered = asOAuthError(rendered);
+      }
       rendered = { ...rendered, headers: { ...rendered.headers, ...OAUTH_NO_STORE } };
     }
     if (reply.sent) return;

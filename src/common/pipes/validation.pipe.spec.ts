@@ -1,9 +1,13 @@
+import type { Type as Class } from '@nestjs/common';
 import 'reflect-metadata';
 import { Exclude, Expose, Transform, Type } from 'class-transformer';
 import { IsInt, IsString, registerDecorator } from 'class-validator';
 import { CreateCustomerDto } from '../../customers/dto/create-customer.dto.js';
 import { UpdateCompanyDto } from '../../customers/dto/update-company.dto.js';
 import { AttemptCompletedPayload } from '../../learning/dto/attempt-completed.payload.js';
+import { TokenRequestDto } from '../../auth/dto/token-request.dto.js';
+import { parseForm, parseJson } from '../parsers/body-parsers.js';
+import { firstProblem } from './oauth-parameters.js';
 import { ValidationFailedException } from '../exceptions/api.exception.js';
 import { AppValidationPipe, isFlatDto } from './validation.pipe.js';
 
@@ -11,10 +15,10 @@ type Outcome = { value: Record<string, unknown> } | { errors: Record<string, str
 
 const pipe = new AppValidationPipe();
 
-async function outcome(run: () => unknown): Promise<Outcome> {
+async function outcome(run: () => unknown, dto: Class = UpdateCompanyDto): Promise<Outcome> {
   try {
     const value = (await run()) as Record<string, unknown>;
-    expect(value).toBeInstanceOf(UpdateCompanyDto);
+    expect(value).toBeInstanceOf(dto);
     return { value: { ...value } };
   } catch (error) {
     if (!(error instanceof ValidationFailedException)) throw error;
@@ -75,6 +79,54 @@ describe('AppValidationPipe: the flat path', () => {
     expect(() => pipe.validateFlat(CreateCustomerDto, {})).toThrow(
       'CreateCustomerDto is not a flat DTO',
     );
+  });
+});
+
+describe('AppValidationPipe: RFC 6749 parameters (@OAuthParameters())', () => {
+  const metadata = { type: 'body', metatype: TokenRequestDto } as const;
+  const json = (text: string) => parseJson(text, { findRepeatedKeys: true });
+  const oauthBodies: [string, unknown][] = [
+    ['valid JSON', json('{"grant_type":"client_credentials","scope":"a"}')],
+    ['valid form', parseForm('grant_type=client_credentials&scope=a')],
+    ['unknown parameters', json('{"grant_type":"x","scope":"a","toString":1,"z":[1,2]}')],
+    ['empty values', parseForm('grant_type=&scope=a&client_id=')],
+    ['a null value', json('{"grant_type":null,"scope":"a"}')],
+    ['a repeated form parameter', parseForm('grant_type=x&scope=a&scope=b')],
+    ['a repeated JSON key', json('{"grant_type":"x","scope":"a","scope":"b"}')],
+    ['an array value', json('{"grant_type":"x","scope":"a","username":["u"]}')],
+    ['a wrong type and a missing parameter', json('{"scope":7}')],
+    ['a password grant without username', json('{"grant_type":"password","scope":"a"}')],
+    ['no body', undefined],
+    ['a JSON null body', null],
+    ['an array body', []],
+  ];
+
+  it.each(oauthBodies)('answers %s by the flat path as by the general one', async (_, body) => {
+    const general = await outcome(() => pipe.validateDeep(body, metadata), TokenRequestDto);
+    const flat = await outcome(() => pipe.transform(body, metadata), TokenRequestDto);
+    expect(flat).toEqual(general);
+  });
+
+  const problem = async (body: unknown) => {
+    const result = await outcome(() => pipe.transform(body, metadata), TokenRequestDto);
+    return 'errors' in result ? firstProblem(result.errors) : result.value;
+  };
+
+  it('ignores unknown parameters and reads an empty value as omitted', async () => {
+    expect(await problem(oauthBodies[2][1])).toEqual({ grant_type: 'x', scope: 'a' });
+    expect(await problem(oauthBodies[3][1])).toBe('The grant_type parameter is required.');
+  });
+
+  it('refuses a repeated parameter, from a form or a JSON body, before any rule', async () => {
+    expect(await problem(oauthBodies[5][1])).toBe('The scope parameter must not be repeated.');
+    expect(await problem(json('{"scope":1,"scope":2}'))).toBe(
+      'The scope parameter must not be repeated.',
+    );
+  });
+
+  it('names a parameter sent wrongly before one left out', async () => {
+    expect(await problem(oauthBodies[8][1])).toBe('The scope parameter must be a string.');
+    expect(await problem(oauthBodies[9][1])).toBe('The username parameter is required.');
   });
 });
 

@@ -22,6 +22,7 @@ import {
   unstorableTextErrors,
   splitUnknownFields,
 } from './dto-fields.js';
+import { readOAuthParameters, readsOAuthParameters } from './oauth-parameters.js';
 import { cacheRuleLookups } from './rule-lookups.js';
 
 // Installed where the service's validation is set up; it serves every class-validator call of the
@@ -49,11 +50,16 @@ export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErro
 }
 
 /**
- * What is refused before the DTO's rules run: unknown fields (by own-property lookup) and NUL
- * characters. Returns the declared part of the value and the errors found.
+ * What is refused before the DTO's rules run: a body that is not an object, unknown fields (by
+ * own-property lookup) and NUL characters. Returns the declared part of the value and the errors
+ * found. RFC 6749 parameters (the /oauth bodies) are read by their own rules instead: unknown
+ * ones ignored, a repeated one refused (readOAuthParameters()).
  */
-function screen(metatype: Type, value: Record<string, unknown>) {
-  const { known, errors } = splitUnknownFields(metatype, value);
+function screen(metatype: Type, value: unknown) {
+  if (readsOAuthParameters(metatype)) {
+    return { known: readOAuthParameters(metatype, value), errors: NO_FIELD_ERRORS };
+  }
+  const { known, errors } = splitUnknownFields(metatype, bodyObject(value));
   const unstorable = unstorableTextErrors(known, '');
   return { known, errors: hasErrors(unstorable) ? { ...errors, ...unstorable } : errors };
 }
@@ -124,8 +130,11 @@ function assertFlat(metatype: Type): void {
 }
 
 /**
- * The global pipe (APP_PIPE): whitelist + forbidNonWhitelisted + transform, and a 422 in the
- * contract's shape. A body that is not a JSON object is refused before class-validator sees it.
+ * The global pipe (APP_PIPE), the one validation path of every route's body and query:
+ * whitelist + forbidNonWhitelisted + transform, and a 422 in the contract's shape. A body that is
+ * not a JSON object is refused before class-validator sees it. The /oauth bodies (DTOs marked
+ * @OAuthParameters()) are read by RFC 6749's rules instead of the whitelist, and their 422 is
+ * answered as invalid_request by the exception filter (asOAuthError()).
  */
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {
@@ -159,11 +168,8 @@ export class AppValidationPipe extends ValidationPipe {
     if ((type !== 'body' && type !== 'query') || !this.isClass(metadata)) {
       return super.transform(value, metadata);
     }
-    let fields: Record<string, unknown>;
-    if (type === 'body') fields = bodyObject(value);
-    else if (isPlainObject(value)) fields = value;
-    else return super.transform(value, metadata);
-    const { known, errors } = screen(metatype!, fields);
+    if (type === 'query' && !isPlainObject(value)) return super.transform(value, metadata);
+    const { known, errors } = screen(metatype!, value);
     try {
       const valid: unknown = await super.transform(known, metadata);
       if (hasErrors(errors)) throw new ValidationFailedException(errors);
@@ -182,7 +188,7 @@ export class AppValidationPipe extends ValidationPipe {
    */
   validateFlat<T extends object>(metatype: Type<T>, value: unknown): T {
     assertFlat(metatype);
-    const { known, errors } = screen(metatype, bodyObject(value));
+    const { known, errors } = screen(metatype, value);
     const entity = Object.assign(new metatype(), known);
     const invalid = toFieldErrors(validateSync(entity, FLAT_VALIDATOR_OPTIONS));
     if (hasErrors(errors) || hasErrors(invalid)) {
