@@ -3,6 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Environment } from '../config/environment.js';
 import { Database } from '../database/index.js';
+import { isStatementTimeout as isTimeout } from '../common/exceptions/database-errors.js';
 
 /** A failed event is kept this long after its last attempt (docs/operations.md "Retention"). */
 export const FAILED_RETENTION_DAYS = 90;
@@ -77,28 +78,44 @@ export class WebhookRetention implements OnApplicationBootstrap, OnApplicationSh
     };
   }
 
-  /** Deletes the events in `status` last attempted before `before`, oldest first, in batches. */
+  /**
+   * Deletes the events in `status` last attempted before `before`, oldest first, in batches. A
+   * batch that runs out of time (locks held by a replay beside it, a busy machine) is tried again
+   * at half the size, down to one event, before the prune gives up.
+   */
   private async pruneStatus(status: string, before: Date): Promise<number> {
-    // The condition is repeated on the rows deleted: on PostgreSQL a row changed meanwhile (a
-    // failed event that a replay just processed) is checked again as it is now, whereas the
-    // subquery's ids are not, and a processed event would be deleted with the failed ones.
-    const statement = this.db.sql(
-      `DELETE FROM webhook_events WHERE id IN (
-         SELECT id FROM webhook_events WHERE status = :status AND last_attempt_at < :before
-         ORDER BY last_attempt_at LIMIT :batch)
-       AND status = :status AND last_attempt_at < :before`,
-      { status, before, batch: PRUNE_BATCH },
-    );
+    let batch = PRUNE_BATCH;
     let deleted = 0;
     for (;;) {
       const started = performance.now();
-      const { affected } = await this.db.execute(statement);
+      let affected: number;
+      try {
+        ({ affected } = await this.db.execute(this.deleteBatch(status, before, batch)));
+      } catch (error) {
+        if (batch === 1 || !isTimeout(error) || this.stopping.signal.aborted) throw error;
+        batch = Math.ceil(batch / 2);
+        this.logger.warn({ batch }, 'a prune batch ran out of time; trying a smaller one');
+        continue;
+      }
       deleted += affected;
-      // Not `affected < PRUNE_BATCH`: a batch whose rows changed meanwhile deletes fewer than it
+      // Not `affected < batch`: a batch whose rows changed meanwhile deletes fewer than it
       // found, with more behind it.
       if (affected === 0 || this.stopping.signal.aborted) return deleted;
       const pause = (performance.now() - started) * PAUSE_PER_BATCH_TIME;
       await sleep(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
     }
+  }
+
+  private deleteBatch(status: string, before: Date, batch: number) {
+    // The condition is repeated on the rows deleted: on PostgreSQL a row changed meanwhile (a
+    // failed event that a replay just processed) is checked again as it is now, whereas the
+    // subquery's ids are not, and a processed event would be deleted with the failed ones.
+    return this.db.sql(
+      `DELETE FROM webhook_events WHERE id IN (
+         SELECT id FROM webhook_events WHERE status = :status AND last_attempt_at < :before
+         ORDER BY last_attempt_at LIMIT :batch)
+       AND status = :status AND last_attempt_at < :before`,
+      { status, before, batch },
+    );
   }
 }

@@ -33,3 +33,17 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * True when a statement ran out of time: PostgreSQL's statement_timeout, the client's
+ * query_timeout, or SQLite's busy timeout. A smaller piece of the same work may fit.
+ */
+export function isStatementTimeout(error: unknown): boolean {
+  for (let e = error as any, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+    if (e.code === '57014' || e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_BUSY_TIMEOUT')
+      return true;
+    if (typeof e.message === 'string' && /Query read timeout|database is locked/i.test(e.message))
+      return true;
+  }
+  return false;
+}
