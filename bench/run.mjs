@@ -176,7 +176,8 @@ async function runOnce(pid, opts) {
  * at the start would measure the drift as much as the service.
  */
 /**
- * `versus`: another server (`pid`, autocannon `opts()`) run just before each measured run, with
+ * `versus`: another server (`pid`, autocannon `opts()`) run beside each measured run (before it,
+ * then after it, alternately), with
  * the measured run's share of it (the Redis counters' row against in-process counting).
  * `concurrent`: autocannon options of a second load run beside the measured one. `ceiling`: the
  * pgbench run paired with each run. `before`: set-up before each run (not timed); `during`: work
@@ -197,13 +198,16 @@ async function measure(
     before?.();
     const base = await runOnce(baseline.pid, baseline.opts());
     const without = during ? await runOnce(pid, makeOpts()) : undefined;
-    const other = versus ? await runOnce(versus.pid, versus.opts()) : undefined;
+    // The pair alternates its order, so that neither side always meets the fuller tables.
+    const versusFirst = versus && i % 2 === 0;
+    let other = versusFirst ? await runOnce(versus.pid, versus.opts()) : undefined;
     const db = ceiling ? ceiling() : undefined;
     const side = during?.();
     const [run] = await Promise.all([
       runOnce(pid, makeOpts()),
       ...(concurrent ? [load(concurrent())] : []),
     ]);
+    if (versus && !versusFirst) other = await runOnce(versus.pid, versus.opts());
     const sideMs = side ? await side : undefined;
     rss = Math.max(rss, run.rss);
     baseline.runs.push(base);
@@ -214,7 +218,11 @@ async function measure(
       ...(db && { ceiling_tps: db.tps, ceiling_share: run.rps / db.tps }),
       ...(sideMs !== undefined && { during_ms: sideMs }),
       ...(without && { without_rps: without.rps, share_of_without: run.rps / without.rps }),
-      ...(other && { versus_rps: other.rps, share_of_versus: run.rps / other.rps }),
+      ...(other && {
+        versus_rps: other.rps,
+        versus_cpu_us: other.cpu_us,
+        share_of_versus: run.rps / other.rps,
+      }),
     });
   }
   const pairedRuns = runs.filter((r) => r.without_rps);
@@ -237,6 +245,7 @@ async function measure(
     ...(versusRuns.length && {
       versus: versus.label,
       versus_rps: median(versusRuns.map((r) => r.versus_rps)),
+      versus_cpu_us_per_request: median(versusRuns.map((r) => r.versus_cpu_us)),
       share_of_versus: median(versusRuns.map((r) => r.share_of_versus)),
     }),
     ...(ceilingRuns.length && {
@@ -402,32 +411,33 @@ async function main() {
     });
     // (c) with a fresh webhook-id per delivery, unsigned, and the same signed: a webhook-id, signed
     // or not, is the idempotency key in place of the attempt id, so the pair differs only by the
-    // signature check. The sender signs with the server's own signer (Node's HMAC, the same
-    // signatures as the package's: its spec), so that signing costs this load generator little.
+    // signature check. Both runs' deliveries are built before the run (signed with the server's
+    // own signer: the package's signatures, its spec), so that the load generator, on the same
+    // cores as the server, does the same work per request in both and only the server's differs.
     const { NativeHmacWebhook } = await import('../dist/src/webhooks/native-hmac-webhook.js');
     const signer = new NativeHmacWebhook(signingSecret);
-    const deliveriesWithId = (headers, sign) => () => ({
-      url: base,
-      headers,
-      requests: [
-        cycling(() => {
-          attempt += 1;
-          const delivery = webhookDelivery(attempt);
-          const id = `msg_${attempt}_${randomBytes(4).toString('hex')}`;
-          if (!sign) return { ...delivery, headers: { ...headers, 'webhook-id': id } };
-          const at = new Date();
-          return {
-            ...delivery,
-            headers: {
-              ...headers,
-              'webhook-id': id,
-              'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-              'webhook-signature': signer.sign(id, at, delivery.body),
-            },
-          };
-        }),
-      ],
-    });
+    // More than a run sends (warm-up included): each delivery is new, never a redelivery.
+    const DELIVERIES_PER_RUN = 80_000;
+    const deliveriesWithId = (headers, sign) => () => {
+      const at = new Date();
+      const timestamp = String(Math.floor(at.getTime() / 1000));
+      const built = Array.from({ length: DELIVERIES_PER_RUN }, () => {
+        attempt += 1;
+        const delivery = webhookDelivery(attempt);
+        const id = `msg_${attempt}_${randomBytes(4).toString('hex')}`;
+        const withId = { ...headers, 'webhook-id': id };
+        if (!sign) return { ...delivery, headers: withId };
+        return {
+          ...delivery,
+          headers: {
+            ...withId,
+            'webhook-timestamp': timestamp,
+            'webhook-signature': signer.sign(id, at, delivery.body),
+          },
+        };
+      });
+      return { url: base, headers, requests: [cycling((n) => built[n % built.length])] };
+    };
     const unsignedWithId = deliveriesWithId(auth, false);
     const scenarios = [['(a) GET /v2/customers/:id/company', pid, getCompany]];
     if (!SMOKE) {
@@ -446,7 +456,7 @@ async function main() {
           '(c) POST /v2/webhooks, signed (Standard Webhooks)',
           pid,
           deliveriesWithId(signingAuth, true),
-          // Each run paired with unsigned deliveries with a webhook-id just before it.
+          // Each run paired with unsigned deliveries with a webhook-id (before or after it, alternately).
           { versus: { pid, opts: unsignedWithId, label: 'unsigned' } },
         ],
         ['(e) POST /oauth/token client_credentials', pid, issueToken(base)],
@@ -456,7 +466,7 @@ async function main() {
                 '(e) POST /oauth/token client_credentials, counters in Redis',
                 withRedis.child.pid,
                 issueToken(withRedis.base),
-                // Each run paired with the in-process server just before it (same load).
+                // Each run paired with the in-process server, before or after it alternately (same load).
                 { versus: { pid, opts: issueToken(base), label: 'in-process' } },
               ],
             ]
@@ -618,9 +628,11 @@ async function main() {
     }),
     // (h): intake during the prune against intake just before it, on the same tables.
     ...(r.share_of_without && { 'vs without': `${(r.share_of_without * 100).toFixed(0)}%` }),
-    // A row paired with another load run just before each of its runs: the Redis counters' row
-    // against in-process counting, signed deliveries against unsigned ones.
-    ...(r.share_of_versus && { [`vs ${r.versus}`]: `${(r.share_of_versus * 100).toFixed(0)}%` }),
+    // A row paired with another load run beside each of its runs: the Redis counters' row
+    // against in-process counting, signed deliveries against unsigned ones (and their CPU).
+    ...(r.share_of_versus && {
+      [`vs ${r.versus}`]: `${(r.share_of_versus * 100).toFixed(0)}% (CPU ${r.versus_cpu_us_per_request} µs)`,
+    }),
     'RSS MB': r.rss_mb ?? '',
     'non-2xx': r.failed_responses ?? '',
   }));

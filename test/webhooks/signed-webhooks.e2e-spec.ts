@@ -114,7 +114,10 @@ describe('signed webhooks (Standard Webhooks, per client)', () => {
     it('refuses a signature by another secret', async () => {
       const body = text(attemptCompleted());
       const other = `whsec_${randomBytes(32).toString('base64')}`;
+      const stackTraceLimit = Error.stackTraceLimit;
       expectRefused(await post(sender.write, body, signed(other, body)), webhookSignature.mismatch);
+      // The check records no stack traces while it runs, and leaves the process's setting as it was.
+      expect(Error.stackTraceLimit).toBe(stackTraceLimit);
     });
 
     it('refuses a timestamp more than 5 minutes old or ahead; accepts one within', async () => {
