@@ -5,12 +5,11 @@ import { isDatabaseUnavailable } from '../common/exceptions/database-errors.js';
 import { Database } from '../database/index.js';
 import { WebhookNotFoundException } from './webhook.exceptions.js';
 import { WebhookCommits } from './webhook-commits.js';
-import type { ValidDelivery } from './webhook-delivery.pipe.js';
 import type { WebhookEvent } from './webhook-event.entity.js';
 import { type FailedEvent, WebhookEventsRepository } from './webhook-events.repository.js';
 import type { WebhookContext } from './webhook-handler.decorator.js';
 import { checkPayload } from './webhook-payload.js';
-import { type RegisteredWebhook, WebhookRegistry } from './webhook-registry.js';
+import { type RegisteredWebhook, type ValidDelivery, WebhookRegistry } from './webhook-registry.js';
 import { uuidv7 } from './uuid-v7.js';
 
 const MAX_DEDUPE_KEY_LENGTH = 255;

@@ -1,10 +1,13 @@
 import { Injectable, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { ValidationFailedException } from '../common/exceptions/api.exception.js';
+import type { WebhookDeliveryDto } from './dto/webhook-delivery.dto.js';
 import {
   type WebhookEventHandler,
   WebhookHandlerMarker,
   type WebhookHandlerOptions,
 } from './webhook-handler.decorator.js';
+import { checkPayload } from './webhook-payload.js';
 
 export const MAX_EVENT_NAME_LENGTH = 100;
 
@@ -15,6 +18,15 @@ export interface WebhookDefinition<P extends object = object> extends WebhookHan
 
 export interface RegisteredWebhook<P extends object = object> extends WebhookDefinition<P> {
   handler: WebhookEventHandler<P>;
+}
+
+/** A delivery that passed validation: its event's handler, the typed payload, and the raw one. */
+export interface ValidDelivery {
+  webhook: RegisteredWebhook;
+  /** The event's payload DTO instance, handed to the handler. */
+  payload: object;
+  /** The payload as received (unknown fields included), which is what gets stored. */
+  raw: Record<string, unknown>;
 }
 
 /** Start-up refusal: two providers claim one event name, or a handler is unusable. */
@@ -56,6 +68,28 @@ export class WebhookRegistry implements OnModuleInit {
 
   find(event: string): RegisteredWebhook | undefined {
     return this.byEvent.get(event);
+  }
+
+  /**
+   * The second half of POST /v2/webhooks' validation, after the global pipe has validated the
+   * envelope (WebhookDeliveryDto): the event must be registered, and the payload must pass its
+   * event's DTO (checkPayload(): unknown fields kept, errors under `payload.<field>`). Else 422.
+   */
+  async checkDelivery(delivery: WebhookDeliveryDto): Promise<ValidDelivery> {
+    const webhook = this.find(delivery.event);
+    if (!webhook) {
+      const names = this.events();
+      throw new ValidationFailedException({
+        event: [
+          names.length
+            ? `The event must be one of: ${names.join(', ')}.`
+            : 'No webhook events are accepted.',
+        ],
+      });
+    }
+    const checked = await checkPayload(webhook, delivery.payload);
+    if (checked.errors) throw new ValidationFailedException(checked.errors);
+    return { webhook, payload: checked.payload, raw: delivery.payload };
   }
 
   events(): string[] {

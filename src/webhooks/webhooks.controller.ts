@@ -25,15 +25,10 @@ import {
   WebhookEventTypeDto,
   WebhookFailedDto,
 } from './dto/webhook-event.dto.js';
+import { WebhookDeliveryDto } from './dto/webhook-delivery.dto.js';
 import { WebhookListQueryDto } from './dto/webhook-list-query.dto.js';
 import { WebhookProcessingFailedException } from './webhook.exceptions.js';
-import {
-  SENDER_KEY_PATTERN,
-  SenderKeyHeader,
-  SenderKeyPipe,
-  type ValidDelivery,
-  WebhookDeliveryPipe,
-} from './webhook-delivery.pipe.js';
+import { SENDER_KEY_PATTERN, SenderKeyHeader, SenderKeyPipe } from './sender-key.pipe.js';
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { VerifyWebhookSignature } from './webhook-signature.guard.js';
@@ -54,14 +49,16 @@ export class WebhooksController {
     private readonly processor: WebhookProcessor,
     private readonly webhooks: WebhooksService,
     private readonly metrics: Metrics,
-    registry: WebhookRegistry,
+    private readonly registry: WebhookRegistry,
   ) {
     describeDeliveries(WebhooksController, registry.definitions());
   }
 
   /**
-   * Receives a webhook: validates it, stores it, processes it, then answers. A redelivery of an
-   * event already processed answers with the first delivery's id and is not processed again.
+   * Receives a webhook: validates it, stores it, processes it, then answers. The global pipe
+   * validates the envelope (WebhookDeliveryDto), then the registry the event name and the payload
+   * (checkDelivery()). A redelivery of an event already processed answers with the first
+   * delivery's id and is not processed again.
    */
   @Post()
   @HttpCode(200)
@@ -94,11 +91,12 @@ export class WebhooksController {
       'The handler failed: the event is stored as failed; a redelivery or webhooks:replay runs it again.',
   })
   async receive(
-    @Body(WebhookDeliveryPipe) delivery: ValidDelivery,
+    @Body() body: WebhookDeliveryDto,
     @SenderKeyHeader('idempotency-key', SenderKeyPipe) idempotencyKey: string | undefined,
     @SenderKeyHeader('webhook-id', SenderKeyPipe) webhookId: string | undefined,
     @CurrentPrincipal() principal: Principal,
   ): Promise<WebhookAcceptedDto> {
+    const delivery = await this.registry.checkDelivery(body);
     const row = await this.processor.receive(delivery, {
       clientId: principal.clientId,
       senderKey: idempotencyKey ?? webhookId,

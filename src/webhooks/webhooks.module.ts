@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WebhookCommits } from './webhook-commits.js';
-import { WebhookDeliveryPipe } from './webhook-delivery.pipe.js';
 import { DatabaseModule } from '../database/index.js';
 import { WebhookRetention } from './webhook-retention.service.js';
 import { WebhookSeeder } from './webhook-seeder.service.js';
@@ -28,7 +27,6 @@ import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.
     WebhookCommits,
     WebhookProcessor,
     WebhooksService,
-    WebhookDeliveryPipe,
     WebhookRetention,
     WebhookSeeder,
     WebhookSigningSecretsRepository,

@@ -131,12 +131,10 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
         { payload: ['The payload field is required.'] },
       ],
       [
+        // The envelope first: the event name is looked up once the payload is an object.
         'an unknown event and a payload that is not an object',
         { event: 'nope', payload: 3 },
-        {
-          event: [UNKNOWN_EVENT],
-          payload: ['The payload must be an object.'],
-        },
+        { payload: ['The payload must be an object.'] },
       ],
       [
         'an empty payload',

@@ -77,10 +77,15 @@ export const OptionalParameter = () =>
 /**
  * An RFC 6749 parameter of a DTO that a request must carry: a string. With `when`, only the
  * requests for which it holds must carry it (e.g. the password grant's username); the others may.
+ * The rules are applied as a stack written in this order would be (last first), so that a missing
+ * parameter reports "required" alone, the first rule listed that it breaks (the pipe's
+ * toFieldErrors(); Nest's applyDecorators() would apply them first to last).
  */
 export const RequiredParameter = <T extends object>(when?: (params: T) => boolean) =>
   applyDecorators(
-    ...(when ? [ValidateIf((params: T, value) => value !== undefined || when(params))] : []),
-    IsDefined({ message: isRequired }),
-    IsString({ message: mustBeString }),
+    ...[
+      ...(when ? [ValidateIf((params: T, value) => value !== undefined || when(params))] : []),
+      IsDefined({ message: isRequired }),
+      IsString({ message: mustBeString }),
+    ].reverse(),
   );

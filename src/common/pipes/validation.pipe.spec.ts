@@ -1,11 +1,12 @@
 import type { Type as Class } from '@nestjs/common';
 import 'reflect-metadata';
 import { Exclude, Expose, Transform, Type } from 'class-transformer';
-import { IsInt, IsString, registerDecorator } from 'class-validator';
+import { IsDefined, IsInt, IsString, MaxLength, registerDecorator } from 'class-validator';
 import { CreateCustomerDto } from '../../customers/dto/create-customer.dto.js';
 import { UpdateCompanyDto } from '../../customers/dto/update-company.dto.js';
 import { AttemptCompletedPayload } from '../../learning/dto/attempt-completed.payload.js';
 import { TokenRequestDto } from '../../auth/dto/token-request.dto.js';
+import { WebhookDeliveryDto } from '../../webhooks/dto/webhook-delivery.dto.js';
 import { parseForm, parseJson } from '../parsers/body-parsers.js';
 import { firstProblem } from './oauth-parameters.js';
 import { ValidationFailedException } from '../exceptions/api.exception.js';
@@ -79,6 +80,54 @@ describe('AppValidationPipe: the flat path', () => {
     expect(() => pipe.validateFlat(CreateCustomerDto, {})).toThrow(
       'CreateCustomerDto is not a flat DTO',
     );
+  });
+});
+
+describe('AppValidationPipe: one message per field, the first rule it breaks as written', () => {
+  class Stacked {
+    @IsDefined({ message: 'The name field is required.' })
+    @IsString({ message: 'The name must be a string.' })
+    @MaxLength(3, { message: 'The name must be at most 3 characters.' })
+    name: string;
+  }
+
+  it.each<[string, Class, unknown, Record<string, string[]>]>([
+    ['a missing field', Stacked, {}, { name: ['The name field is required.'] }],
+    ['a null', Stacked, { name: null }, { name: ['The name field is required.'] }],
+    ['a number', Stacked, { name: 1234 }, { name: ['The name must be a string.'] }],
+    [
+      'a long string',
+      Stacked,
+      { name: 'abcd' },
+      { name: ['The name must be at most 3 characters.'] },
+    ],
+    [
+      'a webhook with neither field',
+      WebhookDeliveryDto,
+      {},
+      { event: ['The event field is required.'], payload: ['The payload field is required.'] },
+    ],
+    [
+      'a webhook with nulls',
+      WebhookDeliveryDto,
+      { event: null, payload: null },
+      { event: ['The event field is required.'], payload: ['The payload field is required.'] },
+    ],
+    [
+      'a webhook with an unknown field and a NUL inside its payload',
+      WebhookDeliveryDto,
+      { event: 'e', payload: { note: 'a\0b' }, source: 'x' },
+      {
+        source: ['The source field is not allowed.'],
+        'payload.note': ['The payload.note must not contain NUL characters.'],
+      },
+    ],
+  ])('%s, by both paths', async (_, dto, body, expected) => {
+    const metadata = { type: 'body', metatype: dto } as const;
+    const general = await outcome(() => pipe.validateDeep(structuredClone(body), metadata), dto);
+    const flat = await outcome(() => pipe.transform(structuredClone(body), metadata), dto);
+    expect(general).toEqual({ errors: expected });
+    expect(flat).toEqual(general);
   });
 });
 

@@ -22,6 +22,7 @@ import {
   unstorableTextErrors,
   splitUnknownFields,
 } from './dto-fields.js';
+import { firstBrokenRule } from './first-broken-rule.js';
 import { readOAuthParameters, readsOAuthParameters } from './oauth-parameters.js';
 import { cacheRuleLookups } from './rule-lookups.js';
 
@@ -29,7 +30,11 @@ import { cacheRuleLookups } from './rule-lookups.js';
 // process (the global pipe and webhook payloads).
 cacheRuleLookups();
 
-/** Turns class-validator's error tree into docs/contract.md §2's map of dotted paths to messages. */
+/**
+ * Turns class-validator's error tree into docs/contract.md §2's map of dotted paths to messages:
+ * one message per field, the first rule it breaks in the order the decorators are written
+ * (firstBrokenRule(): the errors must carry their target).
+ */
 export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErrors {
   if (errors.length === 0) return NO_FIELD_ERRORS;
   // A Map: a path such as `toString` must not find Object.prototype's member.
@@ -37,11 +42,14 @@ export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErro
   const visit = (list: ValidationError[], base: string) => {
     for (const error of list) {
       const path = base ? `${base}.${error.property}` : error.property;
-      const constraints = error.constraints ?? {};
-      const messages = Object.entries(constraints).map(([rule, message]) =>
-        rule === 'whitelistValidation' ? `The ${path} field is not allowed.` : message,
-      );
-      if (messages.length) out.set(path, [...(out.get(path) ?? []), ...messages]);
+      const rule = firstBrokenRule(error);
+      if (rule !== undefined) {
+        const message =
+          rule === 'whitelistValidation'
+            ? `The ${path} field is not allowed.`
+            : error.constraints![rule];
+        out.set(path, [...(out.get(path) ?? []), message]);
+      }
       if (error.children?.length) visit(error.children, path);
     }
   };
@@ -66,11 +74,14 @@ function screen(metatype: Type, value: unknown) {
 
 const hasErrors = (errors: FieldErrors) => Object.keys(errors).length > 0;
 
-/** The pipe's class-validator options, shared by both paths (see AppValidationPipe). */
+/**
+ * The pipe's class-validator options, shared by both paths (see AppValidationPipe). The target is
+ * kept to find each field's rules in written order (toFieldErrors()); it is not reported.
+ */
 const VALIDATOR_OPTIONS: ValidatorOptions = {
   whitelist: true,
   forbidNonWhitelisted: true,
-  validationError: { target: false, value: false },
+  validationError: { target: true, value: false },
 };
 
 /**
@@ -131,8 +142,9 @@ function assertFlat(metatype: Type): void {
 
 /**
  * The global pipe (APP_PIPE), the one validation path of every route's body and query:
- * whitelist + forbidNonWhitelisted + transform, and a 422 in the contract's shape. A body that is
- * not a JSON object is refused before class-validator sees it. The /oauth bodies (DTOs marked
+ * whitelist + forbidNonWhitelisted + transform, and a 422 in the contract's shape, one message per
+ * field (the first rule it breaks as written: toFieldErrors()). A body that is not a JSON object
+ * is refused before class-validator sees it. The /oauth bodies (DTOs marked
  * @OAuthParameters()) are read by RFC 6749's rules instead of the whitelist, and their 422 is
  * answered as invalid_request by the exception filter (asOAuthError()).
  */
