@@ -239,6 +239,10 @@ export class Database implements OnModuleDestroy {
     id: unknown,
     changes: Partial<T>,
   ): Promise<T | null> {
+    if (changedColumns(this.dataSource.getMetadata(entity).columns, changes).length === 0) {
+      // A caller's mistake (an UPDATE without SET is not SQL), not the database's.
+      return Promise.reject(new Error('Database.update() needs at least one column to set.'));
+    }
     if (this.sqlite) return this.updateOne(entity, { id, changes });
     let batcher = this.updates.get(entity);
     if (!batcher) {

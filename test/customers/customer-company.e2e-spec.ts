@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { Customer } from '../../src/customers/customer.entity.js';
 import { CustomersRepository } from '../../src/customers/customers.repository.js';
+import { Database } from '../../src/database/index.js';
 import { createCustomer, storedCustomer } from '../factories/customer.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader } from '../support/auth.js';
@@ -181,6 +182,17 @@ describe('customer company: GET and PUT /v2/customers/{customer_id}/company', ()
       expect(outcomes[0]).toMatchObject({ status: 'fulfilled', value: { companyName: 'Kept' } });
       expect(outcomes[1].status).toBe(t.db.options.type === 'postgres' ? 'rejected' : 'fulfilled');
       expect((await storedCustomer(t, a.id))?.companyName).toBe('Kept');
+    });
+
+    it("refuses an update that sets no column, as the caller's mistake", async () => {
+      const { id } = await createCustomer(t, { name: 'Same', type: 'plc' });
+      await expect(t.app.get(Database).update(Customer, id, {})).rejects.toThrow(
+        'Database.update() needs at least one column to set.',
+      );
+      expect(await storedCustomer(t, id)).toMatchObject({
+        companyName: 'Same',
+        companyType: 'plc',
+      });
     });
 
     it('turns a retail customer into a company and back', async () => {
