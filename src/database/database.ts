@@ -300,11 +300,13 @@ export class Database implements OnModuleDestroy {
     const columns = this.dataSource.getMetadata(entity).columns;
     let waiting = items.map((_, index) => index);
     while (waiting.length > 0) {
-      const round = new Map<unknown, number>();
+      // Keys by text, as the database compares them ("5" and 5 are one row of an integer key).
+      const round = new Map<string, number>();
       const later: number[] = [];
       for (const index of waiting) {
-        if (round.has(items[index].id)) later.push(index);
-        else round.set(items[index].id, index);
+        const id = String(items[index].id);
+        if (round.has(id)) later.push(index);
+        else round.set(id, index);
       }
       const byColumns = new Map<string, number[]>();
       for (const index of round.values()) {
@@ -364,9 +366,11 @@ export class Database implements OnModuleDestroy {
       .join(', ');
     const text = `UPDATE ${table} AS t SET ${assignments} FROM jsonb_populate_recordset(NULL::${table}, :rows) AS v WHERE t.${keyName} = v.${keyName} RETURNING ${returning}`;
     const result = await this.execute(this.sql(text, { rows: JSON.stringify(rows) }));
-    const found = new Map<unknown, T>();
-    for (const row of this.hydrate(entity, result.rows)) found.set(key.getEntityValue(row), row);
-    return updates.map(({ id }) => found.get(id) ?? null);
+    const found = new Map<string, T>();
+    // By text: a key given as "5" for an integer column comes back as 5.
+    for (const row of this.hydrate(entity, result.rows))
+      found.set(String(key.getEntityValue(row)), row);
+    return updates.map(({ id }) => found.get(String(id)) ?? null);
   }
 
   /**
