@@ -84,10 +84,8 @@ export class Database implements OnModuleDestroy {
    */
   sql(text: string | TextPerDatabase, parameters: ObjectLiteral = {}): Statement {
     const chosen = typeof text === 'string' ? text : this.sqlite ? text.sqlite : text.postgres;
-    // TypeORM's SQLite driver writes numbers into the text, which would make each id a new
-    // statement to prepare: integers go as bound parameters instead (SqliteConnections.run()).
-    const values = this.sqlite ? boundIntegers(parameters) : parameters;
-    const [sql, params] = this.dataSource.driver.escapeQueryWithParameters(chosen, values);
+    // On SQLite integers are bound, not written into the text (bindIntegers()).
+    const [sql, params] = this.dataSource.driver.escapeQueryWithParameters(chosen, parameters);
     return { sql, params };
   }
 
@@ -506,14 +504,6 @@ function changedColumns(columns: ColumnMetadata[], changes: ObjectLiteral): Colu
 
 function byId(a: Update, b: Update): number {
   return a.id === b.id ? 0 : (a.id as number | string) < (b.id as number | string) ? -1 : 1;
-}
-
-function boundIntegers(parameters: ObjectLiteral): ObjectLiteral {
-  const values: ObjectLiteral = {};
-  for (const [name, value] of Object.entries(parameters)) {
-    values[name] = Number.isSafeInteger(value) ? BigInt(value as number) : value;
-  }
-  return values;
 }
 
 function drive<T>(steps: Work<T>, run: (statement: Statement) => StatementResult): T {

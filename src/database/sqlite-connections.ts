@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { SqliteCheckpointer, WRITER_AUTOCHECKPOINT_PAGES } from './sqlite-checkpointer.js';
 import type { Statement, StatementResult } from './statement.js';
-import { routeReads, sqliteConnectionOf } from './typeorm-internals.js';
+import { bindIntegers, routeReads, sqliteConnectionOf } from './typeorm-internals.js';
 
 /** A write could not get SQLite's lock within the configured bound (answered 503). */
 class WriteLockTimeoutError extends Error {
@@ -107,9 +107,11 @@ export class SqliteConnections {
         logger: dataSource.logger,
       });
       await readerSource.initialize();
+      bindIntegers(readerSource);
       routeReads(dataSource, readerSource);
       checkpointer = SqliteCheckpointer.start(writer.name);
     }
+    bindIntegers(dataSource);
     configureWriter(writer);
     const connections = new SqliteConnections(
       dataSource,

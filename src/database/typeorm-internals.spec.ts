@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import {
+  bindIntegers,
   markTransaction,
   postgresClientOf,
   postgresPoolOf,
@@ -112,6 +113,44 @@ describe('TypeORM internals', () => {
     // And TypeORM's own transactions work as before afterwards.
     await writer.transaction((m) => m.query(`INSERT INTO items (name) VALUES ('later')`));
     expect((await names(writer)).map((r) => r.name)).toEqual(['committed', 'kept', 'later']);
+  });
+
+  it('binds the integers of query-builder statements on SQLite: one text whatever the numbers', async () => {
+    const source = new DataSource({ type: 'better-sqlite3', database: ':memory:' });
+    await source.initialize();
+    try {
+      await source.query('CREATE TABLE counted (n INTEGER NOT NULL, label TEXT NOT NULL)');
+      const insert = (n: number, label: unknown) =>
+        source
+          .createQueryBuilder()
+          .insert()
+          .into('counted')
+          .values({ n, label })
+          .getQueryAndParameters();
+      // TypeORM alone writes numbers into the text: a new statement for every value.
+      expect(insert(1, 'a')[0]).not.toEqual(insert(2, 'a')[0]);
+      bindIntegers(source);
+      const [first, firstParameters] = insert(1, 7);
+      expect(insert(2, 8)[0]).toEqual(first);
+      expect(firstParameters).toEqual([1n, 7n]);
+      // Bound as INTEGER (not REAL), as the literal was: 7 in a text column reads '7', not '7.0'.
+      await source
+        .createQueryBuilder()
+        .insert()
+        .into('counted')
+        .values({ n: 3, label: 7 })
+        .execute();
+      expect(await source.query('SELECT n, typeof(n) AS type, label FROM counted')).toEqual([
+        { n: 3, type: 'integer', label: '7' },
+      ]);
+      // A number that is not an integer is written as TypeORM writes it.
+      expect(source.driver.escapeQueryWithParameters('SELECT :x AS x', { x: 1.5 })).toEqual([
+        'SELECT 1.5 AS x',
+        [],
+      ]);
+    } finally {
+      await source.destroy();
+    }
   });
 
   const postgresUrl = process.env.TEST_DATABASE_URL;

@@ -46,6 +46,31 @@ export function routeReads(writer: DataSource, reader: DataSource): void {
 }
 
 /**
+ * Makes TypeORM's SQLite driver bind integer parameters instead of writing them into the SQL
+ * text, as it otherwise does for every number. With the numbers in the text, a query builder's
+ * insert of a webhook handler was a new statement on every delivery: prepared again (its
+ * triggers compiled with it) and pushed out of the driver's cache of 100, its memory freed only
+ * when the garbage collector got to it. Integers go as BigInt, which better-sqlite3 binds as
+ * INTEGER (a JS number would be bound as REAL: 7 into a text column would read '7.0'); other
+ * numbers stay as TypeORM writes them.
+ */
+export function bindIntegers(dataSource: DataSource): void {
+  if (dataSource.options.type !== 'better-sqlite3') return;
+  const driver = dataSource.driver;
+  const own = driver.escapeQueryWithParameters.bind(driver);
+  driver.escapeQueryWithParameters = (sql, parameters) => {
+    let bound = parameters;
+    for (const [name, value] of Object.entries(parameters ?? {})) {
+      if (typeof value === 'number' && Number.isSafeInteger(value)) {
+        if (bound === parameters) bound = { ...parameters };
+        bound[name] = BigInt(value);
+      }
+    }
+    return own(sql, bound);
+  };
+}
+
+/**
  * Makes `runner` believe a transaction is open (the caller began it itself, e.g. with BEGIN
  * IMMEDIATE, which TypeORM cannot issue) or closed again (the caller ended it): with it open,
  * `runner.manager.transaction()` makes a savepoint and `save()` starts no transaction of its own.
