@@ -1,4 +1,4 @@
-import { applyDecorators, type Type } from '@nestjs/common';
+import type { Type } from '@nestjs/common';
 import {
   IsDefined,
   IsOptional,
@@ -9,6 +9,7 @@ import {
 import { type FieldErrors, ValidationFailedException } from '../exceptions/api.exception.js';
 import { repeatedKeys } from '../parsers/body-parsers.js';
 import { declaredFields } from './dto-fields.js';
+import { Rules } from './rules.decorator.js';
 
 /**
  * RFC 6749's request parameters (the /oauth endpoints' bodies, JSON or form), validated by the
@@ -71,21 +72,16 @@ export function firstProblem(errors: FieldErrors): string | undefined {
 }
 
 /** An RFC 6749 parameter of a DTO that a request may leave out: a string when sent. */
-export const OptionalParameter = () =>
-  applyDecorators(IsOptional(), IsString({ message: mustBeString }));
+export const OptionalParameter = () => Rules(IsOptional(), IsString({ message: mustBeString }));
 
 /**
  * An RFC 6749 parameter of a DTO that a request must carry: a string. With `when`, only the
  * requests for which it holds must carry it (e.g. the password grant's username); the others may.
- * The rules are applied as a stack written in this order would be (last first), so that a missing
- * parameter reports "required" alone, the first rule listed that it breaks (the pipe's
- * toFieldErrors(); Nest's applyDecorators() would apply them first to last).
+ * A missing parameter reports "required" alone, the first rule listed that it breaks.
  */
 export const RequiredParameter = <T extends object>(when?: (params: T) => boolean) =>
-  applyDecorators(
-    ...[
-      ...(when ? [ValidateIf((params: T, value) => value !== undefined || when(params))] : []),
-      IsDefined({ message: isRequired }),
-      IsString({ message: mustBeString }),
-    ].reverse(),
+  Rules(
+    ...(when ? [ValidateIf((params: T, value) => value !== undefined || when(params))] : []),
+    IsDefined({ message: isRequired }),
+    IsString({ message: mustBeString }),
   );

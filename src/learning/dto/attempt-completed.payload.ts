@@ -1,15 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsDefined, IsInt, Max, Min } from 'class-validator';
+import { Rules } from '../../common/pipes/rules.decorator.js';
 
-/**
- * A required id: a JSON number that is a positive safe integer ("5" is refused). The decorators
- * are applied as a stack written in this order would be (last first), so that a payload error
- * reports the first rule listed here that the value breaks (Nest's applyDecorators() applies them
- * first to last).
- */
+/** A required id: a JSON number that is a positive safe integer ("5" is refused). */
 function PositiveId(field: string, description: string): PropertyDecorator {
   const message = `The ${field} must be a positive integer.`;
-  const written = [
+  return Rules(
     ApiProperty({
       type: 'integer',
       minimum: 1,
@@ -21,10 +17,7 @@ function PositiveId(field: string, description: string): PropertyDecorator {
     IsInt({ message }),
     Min(1, { message }),
     Max(Number.MAX_SAFE_INTEGER, { message }),
-  ];
-  return (target, property) => {
-    for (const decorator of [...written].reverse()) decorator(target, property);
-  };
+  );
 }
 
 /** Payload of learning.attempt.completed (SPEC "Events"). Other fields are accepted and kept. */
