@@ -24,9 +24,16 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection error|Connection is closed|not connected|database is locked/i;
 
+/** `error` and the errors behind it (TypeORM's driverError, a cause), at most four deep. */
+function* errorChain(error: unknown): Generator<any> {
+  for (let e = error as any, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+    yield e;
+  }
+}
+
 /** True when an error means "the database cannot be reached right now" (answered as 503). */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e = error as any, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+  for (const e of errorChain(error)) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
     if (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)) return true;
@@ -35,15 +42,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /**
- * True when a statement ran out of time: PostgreSQL's statement_timeout, the client's
- * query_timeout, or SQLite's busy timeout. A smaller piece of the same work may fit.
+ * True when a PostgreSQL statement ran out of time (statement_timeout, or the client's
+ * query_timeout): a smaller piece of the same work may fit. Not SQLite's busy timeout: another
+ * process then holds the whole file, whatever the size of the statement.
  */
 export function isStatementTimeout(error: unknown): boolean {
-  for (let e = error as any, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
-    if (e.code === '57014' || e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_BUSY_TIMEOUT')
-      return true;
-    if (typeof e.message === 'string' && /Query read timeout|database is locked/i.test(e.message))
-      return true;
+  for (const e of errorChain(error)) {
+    if (e.code === '57014') return true;
+    if (typeof e.message === 'string' && /Query read timeout/i.test(e.message)) return true;
   }
   return false;
 }
