@@ -237,11 +237,16 @@ export class Database implements OnModuleDestroy {
     id: unknown,
     changes: Partial<T>,
   ): Promise<T | null> {
-    if (changedColumns(this.dataSource.getMetadata(entity).columns, changes).length === 0) {
+    // The columns written: those `changes` gives a value (null included).
+    const columns = this.dataSource
+      .getMetadata(entity)
+      .columns.filter((column) => column.getEntityValue(changes) !== undefined);
+    if (columns.length === 0) {
       // A caller's mistake (an UPDATE without SET is not SQL), not the database's.
       return Promise.reject(new Error('Database.update() needs at least one column to set.'));
     }
-    if (this.sqlite) return this.updateOne(entity, { id, changes });
+    const update: Update = { id, changes, columns };
+    if (this.sqlite) return this.updateOne(entity, update);
     let batcher = this.updates.get(entity);
     if (!batcher) {
       batcher = new TurnBatcher<Update, unknown>(MAX_MERGED_UPDATES, (items) =>
@@ -249,17 +254,17 @@ export class Database implements OnModuleDestroy {
       );
       this.updates.set(entity, batcher);
     }
-    return batcher.submit({ id, changes }) as Promise<T | null>;
+    return batcher.submit(update) as Promise<T | null>;
   }
 
   private async updateOne<T extends ObjectLiteral>(
     entity: EntityTarget<T>,
-    { id, changes }: Update,
+    { id, changes, columns }: Update,
   ): Promise<T | null> {
     const { driver } = this.dataSource;
     const metadata = this.dataSource.getMetadata(entity);
     const parameters: ObjectLiteral = { id };
-    const assignments = changedColumns(metadata.columns, changes).map((column, i) => {
+    const assignments = columns.map((column, i) => {
       parameters[`v${i}`] = driver.preparePersistentValue(column.getEntityValue(changes), column);
       return `${driver.escape(column.databaseName)} = :v${i}`;
     });
@@ -282,20 +287,22 @@ export class Database implements OnModuleDestroy {
     items: Update[],
   ): Promise<Outcome<T | null>[]> {
     const outcomes: Outcome<T | null>[] = new Array(items.length);
-    const settle = async (indexes: number[], work: () => Promise<(T | null)[]>) => {
+    const settle = async (indexes: number[]): Promise<void> => {
+      const updates = indexes.map((index) => items[index]);
       try {
-        const values = await work();
+        const values =
+          updates.length === 1
+            ? [await this.updateOne<T>(entity, updates[0])]
+            : await this.updateMany<T>(entity, updates);
         indexes.forEach((index, i) => (outcomes[index] = { value: values[i] }));
       } catch (error) {
         if (indexes.length > 1 && !isDatabaseUnavailable(error)) {
-          for (const index of indexes)
-            await settle([index], async () => [await this.updateOne<T>(entity, items[index])]);
+          for (const index of indexes) await settle([index]);
         } else {
           for (const index of indexes) outcomes[index] = { error };
         }
       }
     };
-    const columns = this.dataSource.getMetadata(entity).columns;
     let waiting = items.map((_, index) => index);
     while (waiting.length > 0) {
       // Keys by text, as the database compares them ("5" and 5 are one row of an integer key).
@@ -308,23 +315,10 @@ export class Database implements OnModuleDestroy {
       }
       const byColumns = new Map<string, number[]>();
       for (const index of round.values()) {
-        const written = changedColumns(columns, items[index].changes)
-          .map((column) => column.databaseName)
-          .join(',');
+        const written = items[index].columns.map((column) => column.databaseName).join(',');
         byColumns.set(written, [...(byColumns.get(written) ?? []), index]);
       }
-      await Promise.all(
-        [...byColumns.values()].map((indexes) =>
-          settle(indexes, async () =>
-            indexes.length === 1
-              ? [await this.updateOne<T>(entity, items[indexes[0]])]
-              : this.updateMany<T>(
-                  entity,
-                  indexes.map((index) => items[index]),
-                ),
-          ),
-        ),
-      );
+      await Promise.all([...byColumns.values()].map(settle));
       waiting = later;
     }
     return outcomes;
@@ -338,7 +332,7 @@ export class Database implements OnModuleDestroy {
     const { driver } = this.dataSource;
     const metadata = this.dataSource.getMetadata(entity);
     const [key] = metadata.primaryColumns;
-    const written = changedColumns(metadata.columns, updates[0].changes);
+    const written = updates[0].columns;
     // In key order, the order the rows are locked in: two merged statements over the same rows
     // then wait for each other instead of deadlocking.
     const rows = [...updates].sort(byId).map(({ id, changes }) => {
@@ -488,19 +482,15 @@ export class Database implements OnModuleDestroy {
   }
 }
 
-/** One update(): the row's key and the columns it sets. */
+/** One update(): the row's key, its changes, and the columns they write. */
 interface Update {
   id: unknown;
   changes: ObjectLiteral;
+  columns: ColumnMetadata[];
 }
 
 /** Updates merged into one statement at most (the JSON parameter stays small). */
 const MAX_MERGED_UPDATES = 100;
-
-/** The columns an update writes: those `changes` gives a value (null included). */
-function changedColumns(columns: ColumnMetadata[], changes: ObjectLiteral): ColumnMetadata[] {
-  return columns.filter((column) => column.getEntityValue(changes) !== undefined);
-}
 
 function byId(a: Update, b: Update): number {
   return a.id === b.id ? 0 : (a.id as number | string) < (b.id as number | string) ? -1 : 1;
