@@ -45,13 +45,17 @@ export class WebhookRegistry implements OnModuleInit {
   constructor(private readonly discovery: DiscoveryService) {}
 
   onModuleInit() {
+    /** Where each event's handler was found, to name both of a clash. */
+    const found = new Map<string, string>();
     for (const { definition, wrapper } of this.discover()) {
-      const existing = this.byEvent.get(definition.event);
+      const where = `${definition.handlerName} of ${wrapper.host?.name ?? 'an unknown module'}`;
+      const existing = found.get(definition.event);
       if (existing) {
         throw new WebhookRegistrationError(
-          `Two handlers for the webhook event "${definition.event}": ${existing.handlerName} and ${definition.handlerName}.`,
+          `Two handlers for the webhook event "${definition.event}": ${existing} and ${where}. Event names are unique across the application: rename one.`,
         );
       }
+      found.set(definition.event, where);
       const handler = wrapper.instance as Partial<WebhookEventHandler> | undefined;
       // A request-scoped handler has no instance here and none outside a request.
       if (!wrapper.isDependencyTreeStatic() || typeof handler?.handle !== 'function') {

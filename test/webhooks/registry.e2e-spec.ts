@@ -55,7 +55,7 @@ describe('webhook event registry', () => {
 
   it('refuses to start with two handlers for one event name, naming both', async () => {
     await expect(startWith(ConflictingEventModule)).rejects.toThrow(
-      'Two handlers for the webhook event "learning.attempt.completed": AttemptCompletedHandler and AnotherAttemptCompletedHandler.',
+      'Two handlers for the webhook event "learning.attempt.completed": AttemptCompletedHandler of LearningModule and AnotherAttemptCompletedHandler of ConflictingEventModule. Event names are unique across the application: rename one.',
     );
   });
 
