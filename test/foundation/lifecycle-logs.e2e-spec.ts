@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { migrations } from '../../src/database/index.js';
+import { buildDataSourceOptions } from '../../src/database/index.js';
 import { PER_INSTANCE_LIMITS } from '../../src/logging/lifecycle-log.js';
 import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';
 import { freePort, ROOT, runNode, spawnChild, startServer } from '../support/processes.js';
@@ -45,7 +45,15 @@ describe('start and stop, as logged', () => {
     const server = await startServer({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' });
     expect(await server.stop('SIGTERM')).toBe(0);
     const address = server.baseUrl;
-    const last = migrations.at(-1)!.name;
+    // Every registered migration, the core's and those of feature modules (AppModule loaded
+    // first, as ormconfig.ts does), applied in the order of their timestamps.
+    await import('../../src/app.module.js');
+    const registered = buildDataSourceOptions({ url: database.url }).migrations as {
+      name: string;
+    }[];
+    const migrations = registered.map(({ name }) => name);
+    const stamp = (name: string) => Number(/(\d+)$/.exec(name)![1]);
+    const last = [...migrations].sort((a, b) => stamp(a) - stamp(b)).at(-1)!;
     expect(
       serviceLines(server.output()).map(({ level, msg, address, database, migrations }) => ({
         level,
