@@ -1,7 +1,7 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { OAUTH_ROUTE } from './common/oauth-routes.js';
@@ -20,7 +20,7 @@ import type { Environment } from './config/environment.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { AppLogger } from './logging/app-logger.js';
 import { ROOT_LOGGER } from './logging/logging.module.js';
-import { logRequests } from './logging/request-log.js';
+import { logHttpLayerAnswer, logRequests } from './logging/request-log.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -164,6 +164,20 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       .send({ message: 'The service is temporarily unavailable.' });
   });
   refusePoisonedQueries(fastify);
+  // An Expect other than 100-continue: Node answers 417 itself, with no body, id or headers,
+  // unless the server listens for it (CONTRACT §2: the HTTP layer's errors in the same shape).
+  fastify.server.on('checkExpectation', (raw: IncomingMessage, response: ServerResponse) => {
+    const sent = raw.headers['x-request-id'];
+    const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+    response.writeHead(417, {
+      ...API_HEADERS,
+      'content-type': 'application/json; charset=utf-8',
+      'x-request-id': id,
+      connection: 'close',
+    });
+    response.end(JSON.stringify({ message: 'The Expect header may only be 100-continue.' }));
+    logHttpLayerAnswer(fastify, { id, remoteAddress: raw.socket.remoteAddress }, 417);
+  });
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
   fastify.addContentTypeParser(

@@ -15,6 +15,8 @@ export class CustomerCompanyController {
 
   @Get()
   @RequireScopes('customers:read')
+  // A refused query (a `__proto__` key) of an unknown customer is 404 first, as for a body.
+  @ResourceBeforeBody(CustomerOfPath)
   @ApiOperation({ summary: "A customer's company details (both null for a retail customer)." })
   @ApiCustomerId()
   @ApiDataResponse(CompanyDto)

@@ -1,11 +1,12 @@
 import { Body, Controller, Get, HttpStatus, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
+import { ResourceBeforeBody } from '../common/resource-first.js';
 import { ApiDataResponse, ValidationErrorDto } from '../common/openapi/api-response.decorators.js';
 import { ApiPaginatedResponse } from '../pagination/api-paginated-response.decorator.js';
 import type { Page } from '../pagination/page.js';
 import { PageQueryDto, toPageRequest } from '../pagination/page-query.dto.js';
-import { ApiCustomerId, CustomerId } from './customer-id.decorator.js';
+import { ApiCustomerId, CustomerId, CustomerOfPath } from './customer-id.decorator.js';
 import { CustomersService } from './customers.service.js';
 import { CreateCustomerDto } from './dto/create-customer.dto.js';
 import { CustomerDto } from './dto/customer.dto.js';
@@ -39,6 +40,8 @@ export class CustomersController {
 
   @Get(':customer_id')
   @RequireScopes('customers:read')
+  // A refused query (a `__proto__` key) of an unknown customer is 404 first, as for a body.
+  @ResourceBeforeBody(CustomerOfPath)
   @ApiOperation({ summary: 'One customer.' })
   @ApiCustomerId()
   @ApiDataResponse(CustomerDto)

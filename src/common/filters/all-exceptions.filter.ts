@@ -15,6 +15,7 @@ import { ApiException, ValidationFailedException } from '../exceptions/api.excep
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
 import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
+import { PoisonedQueryException } from '../parsers/query-parser.js';
 import { GUARD_BEFORE_BODY, RESOURCE_FIRST, type ResourceLookup } from '../resource-first.js';
 
 const DEFAULT_MESSAGES: Record<number, string> = {
@@ -52,9 +53,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const reply = ctx.getResponse<FastifyReply>();
 
     const rendered = this.render(exception, request);
-    // Fastify refused the body before the route ran, or the route found it invalid (422).
+    // Fastify refused the body before the route ran, or the route found it invalid (422), or
+    // the query string tried to reach a prototype (400): the request's input, which is answered
+    // after the route, its token and its resource.
     const refusedBody =
       exception instanceof ValidationFailedException ||
+      exception instanceof PoisonedQueryException ||
       (!(exception instanceof ApiException) && BODY_REFUSALS.includes(rendered.status));
     // Fastify parses the body before it knows the route is unknown; the route answers first.
     if (refusedBody && !request.routeOptions?.url) {
@@ -99,7 +103,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (OAUTH_ROUTE.test(request.url)) {
       // The service's own errors render themselves (the OAuth ones in RFC 6749's shape), except
       // the validation pipe's 422: the OAuth DTOs' refusal, answered as invalid_request.
-      if (!(exception instanceof ApiException) || exception instanceof ValidationFailedException) {
+      if (
+        !(exception instanceof ApiException) ||
+        exception instanceof ValidationFailedException ||
+        exception instanceof PoisonedQueryException
+      ) {
         rendered = asOAuthError(rendered);
       }
       rendered = { ...rendered, headers: { ...rendered.headers, ...OAUTH_NO_STORE } };

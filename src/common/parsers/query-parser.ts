@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import qs from 'qs';
 import { ApiException } from '../exceptions/api.exception.js';
-import { OAUTH_ROUTE } from '../oauth-routes.js';
 
 /** Set on a parsed query whose keys tried to reach a prototype (qs drops such keys silently). */
 const POISONED = Symbol('poisoned-query');
@@ -14,12 +13,14 @@ export class PoisonedQueryException extends ApiException {
 }
 
 /**
- * Every route refuses a marked query (400, CONTRACT §2), whether or not it reads its query: a
- * route without query parameters would otherwise answer as if nothing had been sent.
+ * Every route refuses a marked query (400, CONTRACT §2; `invalid_request` at /oauth/*), whether
+ * or not it reads its query: a route without query parameters would otherwise answer as if
+ * nothing had been sent. The exception filter answers it after the route's token, scope and
+ * resource checks, like a refused body.
  */
 export function refusePoisonedQueries(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', (request, _reply, done) => {
-    if (isPoisonedQuery(request.query) && !OAUTH_ROUTE.test(request.url)) {
+    if (isPoisonedQuery(request.query)) {
       return done(new PoisonedQueryException());
     }
     done();
@@ -40,7 +41,8 @@ export function parseQuery(query: string): Record<string, unknown> {
     plainObjects: true,
     allowPrototypes: true,
   }) as Record<string, unknown>;
-  if (query.includes('proto') && hasPoisonedKey(query)) {
+  // Only a query that could spell it (percent-encoded letters too) is read a second time.
+  if ((query.includes('proto') || query.includes('%')) && hasPoisonedKey(query)) {
     Object.defineProperty(parsed, POISONED, { value: true });
   }
   return parsed;

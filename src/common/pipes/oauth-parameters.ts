@@ -8,7 +8,7 @@ import {
 } from 'class-validator';
 import { type FieldErrors, ValidationFailedException } from '../exceptions/api.exception.js';
 import { repeatedKeys } from '../parsers/body-parsers.js';
-import { declaredFields } from './dto-fields.js';
+import { declaredFields, unstorableTextErrors } from './dto-fields.js';
 import { Rules } from './rules.decorator.js';
 
 /**
@@ -58,6 +58,10 @@ export function readOAuthParameters(metatype: Type, body: unknown): Record<strin
     }
     if (value !== undefined && value !== null && value !== '') params[name] = value;
   }
+  // A NUL or an unpaired surrogate is refused as in every body (CONTRACT §2), not taken for a
+  // wrong credential or an unknown grant.
+  const unstorable = unstorableTextErrors(params, '');
+  if (Object.keys(unstorable).length > 0) throw new ValidationFailedException(unstorable);
   return params;
 }
 

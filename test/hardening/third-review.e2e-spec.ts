@@ -1,0 +1,178 @@
+import request from 'supertest';
+import { basicAuth, createClient, createUser } from '../factories/client.factory.js';
+import { createCustomer } from '../factories/customer.factory.js';
+import { authHeader } from '../support/auth.js';
+import { startTestApp, TestApp } from '../support/app.js';
+import { rawRequest } from '../support/raw-http.js';
+import { bearerChallenges, errors, oauthErrors } from '../support/responses.js';
+
+/** The reproductions of the third outside review (CONTRACT §2), one test each. */
+describe('Third outside review (CONTRACT §2)', () => {
+  let t: TestApp;
+  let all: string;
+  let readOnly: string;
+  beforeAll(async () => {
+    t = await startTestApp();
+    all = await authHeader(t, ['customers:read', 'customers:write']);
+    readOnly = await authHeader(t, ['customers:read']);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const poisonedQuery = {
+    message: 'The query string contains a forbidden "__proto__" or "constructor.prototype" key.',
+  };
+
+  it('a form body of one key repeated to 1 MiB is read in one pass and refused as repeated', async () => {
+    // Parsing copied the array on every repeat: minutes of CPU, every other request waiting.
+    const body = `grant_type=client_credentials${'&grant_type=x'.repeat(80_000)}`;
+    expect(body.length).toBeGreaterThan(1_000_000);
+    const client = await createClient(t, { grants: ['client_credentials'] });
+    const res = await request(t.http)
+      .post('/oauth/token')
+      .set('authorization', basicAuth(client.clientId, client.clientSecret))
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send(body);
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 400,
+      body: oauthErrors.repeatedParameter('grant_type'),
+    });
+  });
+
+  describe('a __proto__ query key is answered after the token, the scope and the customer', () => {
+    it('401 with a bad token, whatever the query', async () => {
+      const customer = await createCustomer(t, { name: 'A', type: 'plc' });
+      const res = await request(t.http)
+        .get(`/v2/customers/${customer.id}/company?__proto__=1`)
+        .set('authorization', 'Bearer garbage');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 401,
+        body: errors.invalidToken,
+      });
+      expect(res.headers['www-authenticate']).toBe(bearerChallenges.invalidToken);
+    });
+
+    it('403 without the scope', async () => {
+      const customer = await createCustomer(t, { name: 'A', type: 'plc' });
+      const res = await request(t.http)
+        .put(`/v2/customers/${customer.id}/company?__proto__=1`)
+        .set('authorization', readOnly)
+        .send({ name: 'B' });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 403,
+        body: errors.insufficientScope,
+      });
+    });
+
+    it.each([
+      ['GET company', 'get', '/company'],
+      ['PUT company', 'put', '/company'],
+      ['GET customer', 'get', ''],
+    ] as const)('404 for an unknown customer (%s)', async (_name, method, suffix) => {
+      const agent = request(t.http);
+      const res = await agent[method](`/v2/customers/987654321${suffix}?__proto__=1`).set(
+        'authorization',
+        all,
+      );
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 404,
+        body: errors.customerNotFound,
+      });
+    });
+
+    it('then 400', async () => {
+      const customer = await createCustomer(t, { name: 'A', type: 'plc' });
+      const res = await request(t.http)
+        .get(`/v2/customers/${customer.id}/company?__proto__=1`)
+        .set('authorization', all);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: poisonedQuery });
+    });
+  });
+
+  it.each(['__pr%6Fto__[x]=1', 'result_mode[__pr%6Fto__][x]=1', 'constructor[pr%6Ftotype][x]=1'])(
+    'a percent-encoded prototype key in a query is 400 too: %s',
+    async (query) => {
+      const res = await request(t.http).get(`/v2/customers?${query}`).set('authorization', all);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: poisonedQuery });
+    },
+  );
+
+  it('a __proto__ query key at /oauth/* is 400 invalid_request', async () => {
+    const client = await createClient(t, { grants: ['client_credentials'] });
+    const res = await request(t.http)
+      .post('/oauth/token?__proto__[x]=1')
+      .set('authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send({ grant_type: 'client_credentials', scope: 'customers:read' });
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 400,
+      body: oauthErrors.invalidRequest(poisonedQuery.message),
+    });
+  });
+
+  it('an Expect header other than 100-continue is 417 in the contract shape, with an id', async () => {
+    for (const [sent, id] of [
+      ['', /^[0-9a-f-]{36}$/],
+      ['X-Request-Id: probe-417\r\n', /^probe-417$/],
+    ] as const) {
+      const res = await rawRequest(
+        t,
+        `GET /v2/customers HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n${sent}Connection: close\r\n\r\n`,
+      );
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 417,
+        body: { message: 'The Expect header may only be 100-continue.' },
+      });
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['x-request-id']).toMatch(id);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
+  });
+
+  describe('a NUL or an unpaired surrogate in an OAuth parameter is 400 invalid_request', () => {
+    it('in the password grant username (JSON), not invalid_grant', async () => {
+      const client = await createClient(t);
+      const user = await createUser(t);
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .send({
+          grant_type: 'password',
+          scope: 'customers:read',
+          username: `${user.username}\u0000`,
+          password: user.password,
+        });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: oauthErrors.invalidRequest('The username must not contain NUL characters.'),
+      });
+    });
+
+    it('in grant_type (form), not unsupported_grant_type', async () => {
+      const client = await createClient(t, { grants: ['client_credentials'] });
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send('grant_type=client_credentials%00&scope=customers:read');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: oauthErrors.invalidRequest('The grant_type must not contain NUL characters.'),
+      });
+    });
+
+    it('in client_id (JSON), not invalid_client', async () => {
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('content-type', 'application/json')
+        .send('{"grant_type":"client_credentials","client_id":"\\ud800","client_secret":"x"}');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: oauthErrors.invalidRequest(
+          'The client_id must not contain unpaired surrogates (\\ud800 to \\udfff).',
+        ),
+      });
+    });
+  });
+});
