@@ -111,6 +111,21 @@ describe('Third outside review (CONTRACT §2)', () => {
     });
   });
 
+  it('a 422 names at most 100 fields, the first ones found (the answer stays small)', async () => {
+    const auth = await authHeader(t, ['webhooks:write']);
+    const payload: Record<string, string> = { user_id: 'x', module_id: 'x', attempt_id: 'x' };
+    for (let i = 0; i < 5000; i++) payload[`f${i}`] = `bad\u0000`;
+    const res = await request(t.http)
+      .post('/v2/webhooks')
+      .set('authorization', auth)
+      .send({ event: 'learning.attempt.completed', payload });
+    expect(res.status).toBe(422);
+    expect(res.body.message).toBe('The given data was invalid.');
+    const fields = Object.keys(res.body.errors);
+    expect(fields).toHaveLength(100);
+    for (const field of fields) expect(field).toMatch(/^payload\./);
+  });
+
   it('an Expect header other than 100-continue is 417 in the contract shape, with an id', async () => {
     for (const [sent, id] of [
       ['', /^[0-9a-f-]{36}$/],

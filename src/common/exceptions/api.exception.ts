@@ -14,6 +14,12 @@ export abstract class ApiException extends Error {
 
 export type FieldErrors = Record<string, string[]>;
 
+/**
+ * The most fields a 422 names (the first ones found): a 1 MiB body of 100,000 invalid strings
+ * would otherwise be answered with megabytes of messages.
+ */
+export const MAX_FIELD_ERRORS = 100;
+
 /** 422 with docs/contract.md §2's `errors` map (dotted field paths → messages). */
 export class ValidationFailedException extends ApiException {
   readonly status = 422;
@@ -23,7 +29,11 @@ export class ValidationFailedException extends ApiException {
   }
 
   override body() {
-    return { message: this.message, errors: this.errors };
+    const fields = Object.keys(this.errors);
+    if (fields.length <= MAX_FIELD_ERRORS) return { message: this.message, errors: this.errors };
+    const errors: FieldErrors = {};
+    for (const field of fields.slice(0, MAX_FIELD_ERRORS)) errors[field] = this.errors[field];
+    return { message: this.message, errors };
   }
 }
 
