@@ -74,6 +74,7 @@ export class AccessTokenService {
     token: string,
     { anyIssuer = false }: { anyIssuer?: boolean } = {},
   ): Promise<{ claims: AccessTokenClaims; kid: string } | null> {
+    if (!isCanonical(token)) return null;
     try {
       const { payload, protectedHeader } = await jwtVerify(
         token,
@@ -106,3 +107,21 @@ export class AccessTokenService {
     }
   }
 }
+
+/**
+ * Whether each part of a compact JWS is base64url as this service writes it: no padding, and no
+ * bits set past the last byte. The decoder accepts other spellings of the same bytes (`…==`, a
+ * last character with other unused bits), so one token would be valid under several strings.
+ */
+function isCanonical(token: string): boolean {
+  const parts = token.split('.');
+  return (
+    parts.length === 3 &&
+    parts.every(
+      (part) =>
+        BASE64URL.test(part) && Buffer.from(part, 'base64url').toString('base64url') === part,
+    )
+  );
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;

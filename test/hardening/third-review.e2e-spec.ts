@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { basicAuth, createClient, createUser } from '../factories/client.factory.js';
+import { basicAuth, createClient, createUser, issueToken } from '../factories/client.factory.js';
 import { createCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
@@ -124,6 +124,29 @@ describe('Third outside review (CONTRACT §2)', () => {
     const fields = Object.keys(res.body.errors);
     expect(fields).toHaveLength(100);
     for (const field of fields) expect(field).toMatch(/^payload\./);
+  });
+
+  it('a token is valid under one spelling only: padding or unused bits changed are 401', async () => {
+    const client = await createClient(t, { grants: ['client_credentials'] });
+    const token = await issueToken(t, client, ['customers:read']);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(token.at(-1)!);
+    // Signatures of 256 (RS256) or 64 bytes (ES256, EdDSA) leave the last character 4 unused bits.
+    expect([256, 64]).toContain(Buffer.from(token.split('.')[2], 'base64url').length);
+    for (const variant of [`${token}==`, `${token.slice(0, -1)}${alphabet[last ^ 1]}`]) {
+      expect(Buffer.from(variant.split('.')[2], 'base64url')).toEqual(
+        Buffer.from(token.split('.')[2], 'base64url'),
+      );
+      const res = await request(t.http)
+        .get('/v2/customers')
+        .set('authorization', `Bearer ${variant}`);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 401,
+        body: errors.invalidToken,
+      });
+    }
+    const res = await request(t.http).get('/v2/customers').set('authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
   });
 
   it('an Expect header other than 100-continue is 417 in the contract shape, with an id', async () => {
