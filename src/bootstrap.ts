@@ -197,10 +197,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     'application/x-www-form-urlencoded',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
-      if (!OAUTH_ROUTE.test(request.url)) {
-        done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
-        return;
-      }
+      if (!OAUTH_ROUTE.test(request.url)) return done(unsupportedMediaType(), undefined);
       try {
         assertReadable(request.headers);
         done(null, formBody(body as Buffer));
@@ -208,6 +205,15 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
         done(error as Error, undefined);
       }
     },
+  );
+  // Any other content type: an empty body is no body (CONTRACT §2), anything else 415.
+  fastify.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
+    (_r, body, done) =>
+      (body as Buffer).length === 0
+        ? done(null, undefined)
+        : done(unsupportedMediaType(), undefined),
   );
 
   const document = createApiDocument(app);
@@ -217,4 +223,9 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     yamlDocumentUrl: 'docs/openapi.yaml',
   });
   return app;
+}
+
+/** A body of a content type the route does not read (the exception filter words the 415). */
+function unsupportedMediaType(): Error {
+  return Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 });
 }

@@ -149,6 +149,33 @@ describe('Third outside review (CONTRACT §2)', () => {
     expect(res.status).toBe(200);
   });
 
+  it('an empty body of any content type is no body; a non-empty one of another type is 415', async () => {
+    const empty = await request(t.http)
+      .post('/v2/customers')
+      .set('authorization', all)
+      .set('content-type', 'text/plain')
+      .send('');
+    expect(empty.status).toBe(201);
+    expect(empty.body.data.company).toEqual({ name: null, type: null });
+    for (const type of ['text/plain', 'application/xml', 'application/octet-stream']) {
+      const res = await request(t.http)
+        .post('/v2/customers')
+        .set('authorization', all)
+        .set('content-type', type)
+        .send('x');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 415,
+        body: { message: 'The request body must be JSON (Content-Type: application/json).' },
+      });
+    }
+    // And a token is still checked first.
+    const anonymous = await request(t.http)
+      .post('/v2/customers')
+      .set('content-type', 'text/plain')
+      .send('x');
+    expect(anonymous.status).toBe(401);
+  });
+
   it('an Expect header other than 100-continue is 417 in the contract shape, with an id', async () => {
     for (const [sent, id] of [
       ['', /^[0-9a-f-]{36}$/],
