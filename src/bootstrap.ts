@@ -4,7 +4,12 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
-import { OAUTH_ROUTE } from './common/oauth-routes.js';
+import {
+  asOAuthError,
+  type ErrorAnswer,
+  OAUTH_NO_STORE,
+  OAUTH_ROUTE,
+} from './common/oauth-routes.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
 import {
@@ -169,13 +174,21 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   fastify.server.on('checkExpectation', (raw: IncomingMessage, response: ServerResponse) => {
     const sent = raw.headers['x-request-id'];
     const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
-    response.writeHead(417, {
+    let answer: ErrorAnswer = {
+      status: 417,
+      body: { message: 'The Expect header may only be 100-continue.' },
+      headers: {},
+    };
+    if (OAUTH_ROUTE.test(raw.url ?? ''))
+      answer = asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
+    response.writeHead(answer.status, {
       ...API_HEADERS,
+      ...answer.headers,
       'content-type': 'application/json; charset=utf-8',
       'x-request-id': id,
       connection: 'close',
     });
-    response.end(JSON.stringify({ message: 'The Expect header may only be 100-continue.' }));
+    response.end(JSON.stringify(answer.body));
     logHttpLayerAnswer(fastify, { id, remoteAddress: raw.socket.remoteAddress }, 417);
   });
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.

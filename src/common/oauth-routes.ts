@@ -18,8 +18,11 @@ export interface ErrorAnswer {
   headers: Record<string, string>;
 }
 
-/** Statuses the OAuth endpoints keep: size limits (the request must shrink, not change). */
-const KEPT_STATUSES = [413, 414, 431];
+/**
+ * Statuses the OAuth endpoints keep: size limits (the request must shrink, not change) and an
+ * `Expect` the server does not meet (417: the request must drop it).
+ */
+const KEPT_STATUSES = [413, 414, 417, 431];
 
 /**
  * An error answer of the contract's `{message}` shape as the OAuth endpoints send it: RFC 6749

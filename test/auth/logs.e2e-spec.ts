@@ -169,7 +169,7 @@ describe('secrets stay out of the logs', () => {
     const cases: [string, string, string, number][] = [
       ['GET', `/v2/customers/1/company?redirect=${token}`, '/v2/customers/1/company?*', 404],
       ['GET', `/v2/customers/1/company?access_token%00=${token}`, '/v2/customers/1/company?*', 404],
-      ['POST', `/oauth/token?assertion=${token}`, '/oauth/token?*', 400],
+      ['POST', `/oauth/token?assertion=${token}`, '/oauth/token?*', 401],
       ['GET', `/nothing/${token}`, '/*/*', 404],
       ['GET', `/test/protected?Bearer%20${token}`, '/test/protected?*', 200],
       ['GET', `/test/protected?Authorization=Bearer+${token}`, '/test/protected?*', 200],

@@ -48,6 +48,34 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('declares the headers answers carry: X-Request-Id always, the challenge, Retry-After, no-store', async () => {
+    const res = await request(t.http).get('/docs/openapi.json').expect(200);
+    type Response = { headers?: Record<string, unknown> };
+    const paths = res.body.paths as Record<
+      string,
+      Record<string, { responses: Record<string, Response> }>
+    >;
+    let checked = 0;
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const { responses } of Object.values(operations)) {
+        for (const [status, response] of Object.entries(responses)) {
+          const names = Object.keys(response.headers ?? {});
+          expect(names).toContain('X-Request-Id');
+          if (status === '401' || status === '403') expect(names).toContain('WWW-Authenticate');
+          if (status === '429' || status === '503') expect(names).toContain('Retry-After');
+          if (path.startsWith('/oauth/'))
+            expect(names).toEqual(expect.arrayContaining(['Cache-Control', 'Pragma']));
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(50);
+    // What POST /v2/customers accepts: a null company (a retail customer), a null type.
+    const schemas = res.body.components.schemas;
+    expect(schemas.CreateCustomerDto.properties.company).toMatchObject({ nullable: true });
+    expect(schemas.NewCompanyDto.properties.type.enum).toContain(null);
+  });
+
   it('serves Swagger UI at /docs', async () => {
     const res = await request(t.http).get('/docs').redirects(1);
     expect(res.status).toBe(200);

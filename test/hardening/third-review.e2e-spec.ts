@@ -193,6 +193,31 @@ describe('Third outside review (CONTRACT §2)', () => {
       expect(res.headers['x-request-id']).toMatch(id);
       expect(res.headers['x-content-type-options']).toBe('nosniff');
     }
+    const oauth = await rawRequest(
+      t,
+      'POST /oauth/token HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+    );
+    expect({ status: oauth.status, body: JSON.parse(oauth.body) }).toEqual({
+      status: 417,
+      body: oauthErrors.invalidRequest('The Expect header may only be 100-continue.'),
+    });
+    expect(oauth.headers['cache-control']).toBe('no-store');
+  });
+
+  it('a grant this server does not support is unsupported_grant_type, with or without scope', async () => {
+    const client = await createClient(t, { grants: ['client_credentials'] });
+    for (const form of [
+      'grant_type=refresh_token&refresh_token=x',
+      'grant_type=refresh_token&refresh_token=x&scope=customers:read',
+    ]) {
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send(form);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('unsupported_grant_type');
+    }
   });
 
   describe('a NUL or an unpaired surrogate in an OAuth parameter is 400 invalid_request', () => {

@@ -35,7 +35,8 @@ export class TokenRequestDto {
     description: 'Space-separated scopes, each one the client may request.',
     example: 'customers:read webhooks:write',
   })
-  @RequiredParameter()
+  // Only for a grant this server supports: any other is unsupported_grant_type, scope or not.
+  @RequiredParameter(isSupportedGrant)
   scope: string;
 
   @ApiPropertyOptional({ description: 'password grant only (required there).' })
@@ -49,4 +50,8 @@ export class TokenRequestDto {
 
 function isPasswordGrant(params: TokenRequestDto): boolean {
   return params.grant_type === 'password';
+}
+
+function isSupportedGrant(params: TokenRequestDto): boolean {
+  return (GRANT_TYPES as readonly string[]).includes(params.grant_type);
 }

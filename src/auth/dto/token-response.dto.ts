@@ -5,7 +5,7 @@ export class TokenResponseDto {
   token_type: 'Bearer';
 
   @ApiProperty({
-    description: 'Lifetime of the token in seconds, as a string (SPEC).',
+    description: 'Lifetime of the token in seconds, as a decimal string (docs/contract.md §3).',
     pattern: '^[0-9]+$',
     example: '31536000',
   })

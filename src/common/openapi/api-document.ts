@@ -2,6 +2,7 @@ import type { INestApplication, Type } from '@nestjs/common';
 import {
   DocumentBuilder,
   getSchemaPath,
+  type HeaderObject,
   type OpenAPIObject,
   type OperationObject,
   type ResponseObject,
@@ -42,6 +43,7 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
     // The HTTP layer's refusals have the RFC 6749 body on the OAuth endpoints.
     '414': error('URL (path and query string) over 8 KiB.', oauth ? OAuthErrorDto : ErrorDto),
     ...(body && api && { '415': error('Body that is not JSON, or not UTF-8.') }),
+    '417': error('An `Expect` header other than `100-continue`.', oauth ? OAuthErrorDto : ErrorDto),
     '431': error('Headers over 16 KiB.', oauth ? OAuthErrorDto : ErrorDto),
     '500': error('Unexpected failure (logged with the request id, never described).'),
     ...((api || oauth) && { '503': error('The database cannot be reached.') }),
@@ -73,7 +75,46 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
       const operation = item[method];
       if (!operation) continue;
       operation.responses = { ...sharedResponses(path, operation), ...operation.responses };
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const headers = responseHeaders(path, status);
+        (response as ResponseObject).headers = {
+          ...headers,
+          ...(response as ResponseObject).headers,
+        };
+      }
     }
   }
   return document;
+}
+
+const text = (description: string): HeaderObject => ({ description, schema: { type: 'string' } });
+
+/** The headers an answer of `status` carries on `path` (docs/contract.md §2, §3). */
+function responseHeaders(path: string, status: string): Record<string, HeaderObject> {
+  const oauth = path.startsWith('/oauth/');
+  return {
+    'X-Request-Id': text(
+      "The request's id: the caller's own when it sent a short printable one, else a new one.",
+    ),
+    ...(status === '401' && {
+      'WWW-Authenticate': text(
+        oauth
+          ? 'Basic realm="oauth" when the client authenticated with HTTP Basic.'
+          : 'The challenge: Bearer realm="api" (with error="invalid_token" for a bad token), or WebhookSignature realm="webhooks" for a refused signature.',
+      ),
+    }),
+    ...(status === '403' && {
+      'WWW-Authenticate': text('Bearer realm="api", error="insufficient_scope", scope="…".'),
+    }),
+    ...((status === '429' || status === '503') && {
+      'Retry-After': {
+        description: 'Seconds to wait before trying again.',
+        schema: { type: 'integer' },
+      },
+    }),
+    ...(oauth && {
+      'Cache-Control': text('no-store (RFC 6749 §5.1).'),
+      Pragma: text('no-cache.'),
+    }),
+  };
 }

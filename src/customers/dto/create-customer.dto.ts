@@ -17,7 +17,13 @@ export class NewCompanyDto {
   @IsCompanyName()
   name?: string | null;
 
-  @ApiPropertyOptional({ enum: COMPANY_TYPES, nullable: true, example: 'limited-company' })
+  @ApiPropertyOptional({
+    // null listed too: in OpenAPI 3.0 `nullable` does not extend an enum (3.0.3 clarification).
+    enum: [...COMPANY_TYPES, null],
+    type: 'string',
+    nullable: true,
+    example: 'limited-company',
+  })
   @IsOptional()
   @IsCompanyType({ nullable: true })
   type?: CompanyType | null;
@@ -25,7 +31,11 @@ export class NewCompanyDto {
 
 /** POST /v2/customers: without `company` the customer is a retail one (docs/contract.md §5). */
 export class CreateCustomerDto {
-  @ApiPropertyOptional({ type: () => NewCompanyDto })
+  @ApiPropertyOptional({
+    type: () => NewCompanyDto,
+    nullable: true,
+    description: 'Left out or null: a retail customer.',
+  })
   @IsOptional()
   @NestedObject(() => NewCompanyDto, 'The company must be an object.')
   company?: NewCompanyDto | null;
