@@ -14,6 +14,7 @@ import { AddPositionSuperblocks1763800007000 } from './migrations/1763800007000-
 import { MergeWebhookStatusIndexes1763800008000 } from './migrations/1763800008000-MergeWebhookStatusIndexes.js';
 import { DropCounters1763800012500 } from './migrations/1763800012500-DropCounters.js';
 import { CreateWebhookSigningSecrets1763800010000 } from './migrations/1763800010000-CreateWebhookSigningSecrets.js';
+import { CountTruncates1763800013000 } from './migrations/1763800013000-CountTruncates.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   MergeWebhookStatusIndexes1763800008000,
   CreateWebhookSigningSecrets1763800010000,
   DropCounters1763800012500,
+  CountTruncates1763800013000,
 ];

@@ -1,5 +1,5 @@
 import { type MigrationInterface, type QueryRunner, Table } from 'typeorm';
-import { createListCountsV1, dropListCountsV1 } from '../../src/database/frozen/list-counts-v1.js';
+import { createListCountsV2, dropListCountsV2 } from '../../src/database/frozen/list-counts-v2.js';
 
 /**
  * The courses senders publish (catalog.course.published), and the counts that page each
@@ -21,11 +21,11 @@ export class CreateCourseCatalog1764000000000 implements MigrationInterface {
         ],
       }),
     );
-    await createListCountsV1(queryRunner, COURSE_COUNTS);
+    await createListCountsV2(queryRunner, COURSE_COUNTS);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await dropListCountsV1(queryRunner, COURSE_COUNTS);
+    await dropListCountsV2(queryRunner, COURSE_COUNTS);
     await queryRunner.dropTable('catalog_courses');
   }
 }
