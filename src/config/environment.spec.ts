@@ -70,6 +70,20 @@ describe('validateEnvironment', () => {
   });
 
   it.each([
+    ['DATABASE_URL', 'mysql://u:DbPw_S3cret@h/x', '(got "mysql://u:*****@h/x")'],
+    ['REDIS_URL', 'http://:RedisPw_Secret@x', '(got "http://:*****@x")'],
+  ])('never shows the password of a refused %s', (name, value, shown) => {
+    let message = '';
+    try {
+      validateEnvironment({ [name]: value });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain(shown);
+    expect(message).not.toMatch(/Secret|S3cret/);
+  });
+
+  it.each([
     [
       { PORT: 'abc' },
       /^Invalid configuration: PORT must be an integer from 1 to 65535 \(got "abc"\)$/,

@@ -191,9 +191,14 @@ function flatten(errors: ValidationError[]): string[] {
     const messages = Object.values(error.constraints ?? {});
     const shown = SECRET_VARIABLES.has(error.property)
       ? 'a value that is not shown'
-      : JSON.stringify(String(error.value));
+      : JSON.stringify(withoutPassword(String(error.value)));
     return messages.length ? [`${messages[0]} (got ${shown})`] : flatten(error.children ?? []);
   });
+}
+
+/** A URL's password (`scheme://user:password@…`, any scheme) masked: DATABASE_URL, REDIS_URL… */
+function withoutPassword(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/i, '$1:*****@');
 }
 
 /** Hosts that mean "every interface": no client can call them, so the issuer names localhost. */

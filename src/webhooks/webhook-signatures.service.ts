@@ -194,7 +194,8 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
         byClient.set(row.clientId, secrets);
       } catch (error) {
         const problem = (error as Error).message;
-        problems.push(problem);
+        // Which client's deliveries are refused meanwhile, for the start-up error and the log.
+        problems.push(`${problem.replace(/\.$/, '')} (client ${row.clientId}).`);
         byClient.set(row.clientId, { problem });
       }
     }

@@ -41,15 +41,24 @@ export class WebhookSigningSecretsService {
       );
     }
     await this.clients.assertExists(clientId);
+    const cipher = WebhookSecretCipher.fromText(key);
+    // A secret stored under another key would stop every instance from starting (they must open
+    // every stored secret): refuse while the stored ones do not open with this key.
+    for (const row of await this.secrets.all()) {
+      try {
+        cipher.decrypt(row.encryptedSecret, secretContext(row.id, row.clientId));
+      } catch {
+        throw new SigningSecretRefusedError(
+          `WEBHOOK_SECRET_KEY does not decrypt the signing secrets already stored (client ${row.clientId}): set it to the key they were created with, the same for every instance and the CLI. Nothing was changed.`,
+        );
+      }
+    }
     const secret = `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
     const id = randomUUID();
     const stored = await this.secrets.insertIntoFreeSlot({
       id,
       clientId,
-      encryptedSecret: WebhookSecretCipher.fromText(key).encrypt(
-        secret,
-        secretContext(id, clientId),
-      ),
+      encryptedSecret: cipher.encrypt(secret, secretContext(id, clientId)),
       createdAt: Date.now(),
     });
     if (!stored) {

@@ -375,6 +375,25 @@ describe('signed webhooks (Standard Webhooks, per client)', () => {
       ).toBe(0);
     });
 
+    it('refuses to add a secret under a key that does not open the stored ones', async () => {
+      const holder = await senderHeaders(t);
+      json(await cli(['--client-id', holder.clientId]));
+      const sender = await senderHeaders(t);
+      const otherKey = await cli(['--client-id', sender.clientId], {
+        WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      });
+      expect({ code: otherKey.code, stdout: otherKey.stdout }).toEqual({ code: 1, stdout: '' });
+      expect(JSON.parse(otherKey.stderr).error).toMatch(
+        /^WEBHOOK_SECRET_KEY does not decrypt the signing secrets already stored \(client [0-9a-f-]{36}\): set it to the key they were created with.* Nothing was changed\.$/,
+      );
+      expect(
+        await t.db.getRepository(WebhookSigningSecret).countBy({ clientId: sender.clientId }),
+      ).toBe(0);
+      expect(
+        await t.db.getRepository(WebhookSigningSecret).countBy({ clientId: holder.clientId }),
+      ).toBe(1);
+    });
+
     it('--help explains the command on stdout', async () => {
       const help = await cli(['--help']);
       expect(help.code).toBe(0);
@@ -424,7 +443,7 @@ describe('signed webhooks (Standard Webhooks, per client)', () => {
       const missing = await start(undefined);
       expect(missing).toEqual({ code: 1, stdout: '', stderr: expect.any(String) });
       expect(missing.stderr).toMatch(
-        /^Start-up failed \(database [^)]*\): WEBHOOK_SECRET_KEY is not set, but webhook signing secrets are stored: set it to the key they were created with\.\n$/,
+        /^Start-up failed \(database [^)]*\): WEBHOOK_SECRET_KEY is not set, but webhook signing secrets are stored: set it to the key they were created with \(client [0-9a-f-]{36}\)\.\n$/,
       );
       const other = await start(randomBytes(32).toString('hex'));
       expect(other.code).toBe(1);
