@@ -82,12 +82,18 @@ async function main(argv: string[]): Promise<number> {
     command.context === 'app'
       ? await NestFactory.createApplicationContext((await import('./app.module.js')).AppModule, {
           bufferLogs: true,
+          // A failure (a database that cannot be reached) is thrown to the `{"error":…}` line
+          // below, as main.ts does, instead of Nest printing its buffered lines on stdout and a
+          // stack trace, then exiting on its own.
+          abortOnError: false,
+          autoFlushLogs: false,
         })
       : undefined;
   // Nest's own logger prints warnings on stdout, after the command's JSON (seen when an instance's
   // warning landed while the CLI shut down): the service's logger writes to stderr here.
   const { AppLogger } = await import('./logging/app-logger.js');
   app?.useLogger(app.get(AppLogger));
+  app?.flushLogs();
   try {
     const result = await command.run({ app, env, values });
     process.stdout.write(`${JSON.stringify(result)}\n`);

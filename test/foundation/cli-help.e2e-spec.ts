@@ -115,6 +115,26 @@ describe('CLI usage', () => {
     expect(result.stderr).toContain(`\n\nUsage: npm run cli -- ${args[0]} `);
   });
 
+  it.each([
+    [
+      'a database that does not exist',
+      'postgres://postgres:DbPw_S3cret@127.0.0.1:5432/no_such_database_test',
+      /^database "no_such_database_test" does not exist$/,
+    ],
+    [
+      'a port nothing listens on',
+      'postgres://postgres:DbPw_S3cret@127.0.0.1:1/x',
+      /^connect ECONNREFUSED 127\.0\.0\.1:1$/,
+    ],
+  ])('%s: one {"error":…} line on stderr, nothing on stdout, exit 1', async (_what, url, error) => {
+    const result = await runNode('dist/src/cli.js', ['keys:list'], { DATABASE_URL: url });
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 1, stdout: '' });
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]).error).toMatch(error);
+    expect(result.stderr).not.toContain('S3cret');
+  });
+
   it('users:create takes a password of 8 characters', async () => {
     const result = await cli('users:create', '--username', 'bea', '--password', 'eight888');
     expect(result.code).toBe(0);
