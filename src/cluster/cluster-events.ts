@@ -110,19 +110,40 @@ class RedisTransport implements Transport {
 
   start() {
     const subscriber = (this.subscriber = this.redis.subscriber());
-    // ioredis subscribes again by itself after a reconnect; messages sent meanwhile are lost.
+    const channels = TOPICS.map((t) => this.prefix + t);
+    // ioredis subscribes again by itself after a reconnect, once a SUBSCRIBE has succeeded; one
+    // that failed (Redis away when the instance started) is sent again when Redis is back.
+    // Messages sent meanwhile are lost: every topic is then refreshed as if one had come.
+    let subscribed = false;
+    let pending = false;
+    let missed = false;
+    const subscribe = () => {
+      if (subscribed || pending) return;
+      pending = true;
+      subscriber.subscribe(...channels).then(
+        () => {
+          pending = false;
+          subscribed = true;
+          if (missed) TOPICS.forEach((topic) => this.deliver(topic, null));
+        },
+        (error: Error) => {
+          pending = false;
+          missed = true;
+          this.logger.warn(`could not subscribe to cluster messages on Redis (${error.message})`);
+        },
+      );
+    };
     let connectedBefore = false;
     subscriber.on('ready', () => {
-      if (connectedBefore) TOPICS.forEach((topic) => this.deliver(topic, null));
+      if (!subscribed) subscribe();
+      else if (connectedBefore) TOPICS.forEach((topic) => this.deliver(topic, null));
       connectedBefore = true;
     });
     subscriber.on('message', (channel: string, message: string) => {
       const topic = channel.slice(this.prefix.length) as ClusterTopic;
       if (channel.startsWith(this.prefix) && TOPICS.includes(topic)) this.deliver(topic, message);
     });
-    subscriber.subscribe(...TOPICS.map((t) => this.prefix + t)).catch((error: Error) => {
-      this.logger.warn(`could not subscribe to cluster messages on Redis (${error.message})`);
-    });
+    subscribe();
   }
 
   async publish(topic: ClusterTopic, message: string) {

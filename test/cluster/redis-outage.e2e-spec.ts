@@ -156,4 +156,32 @@ describe('Redis going away and coming back', () => {
     });
     for (const instance of instances) await logged(instance, 'Redis reachable again');
   }, 60000);
+
+  it('an instance started while Redis is down subscribes to cluster messages once it is back', async () => {
+    await stopRedis();
+    const late = await startServer({
+      DATABASE_URL: database.url,
+      REDIS_URL: `redis://127.0.0.1:${port}/0`,
+      TOKEN_ISSUER: 'http://cluster.test',
+      LOG_LEVEL: 'info',
+    });
+    instances.push(late);
+    await logged(late, 'could not subscribe to cluster messages on Redis');
+    redisServer = await startRedis();
+    // Every instance listens again, the late one too (it used to stay deaf until restarted).
+    const redis = new Redis({ port });
+    try {
+      for (let waited = 0; ; waited += 100) {
+        const [, listeners] = (await redis.pubsub('NUMSUB', 'company-api:0:token-state')) as [
+          string,
+          number,
+        ];
+        if (listeners === instances.length) break;
+        if (waited > 15_000) throw new Error(`${listeners} of ${instances.length} subscribed`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      redis.disconnect();
+    }
+  }, 60000);
 });
