@@ -37,7 +37,8 @@ async function main(argv: string[]): Promise<number> {
   }
   // `--help`, `help`, `help <command>`: asked for, so stdout and success.
   if (HELP.has(name) || name === 'help') {
-    const topic = name === 'help' ? rest[0] : undefined;
+    // `help clients:create` and `--help clients:create` alike.
+    const topic = rest[0];
     if (topic === undefined) {
       process.stdout.write(usage());
       return 0;

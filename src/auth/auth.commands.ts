@@ -7,8 +7,8 @@ import { isPlausibleUsername, MIN_PASSWORD_LENGTH, UsersService } from './users.
 
 function text(values: CliValues, flag: string): string {
   const value = values[flag];
-  if (typeof value !== 'string' || value.trim() === '')
-    throw new CliUsageError(`--${flag} is required.`);
+  if (typeof value !== 'string') throw new CliUsageError(`--${flag} is required.`);
+  if (value.trim() === '') throw new CliUsageError(`--${flag} must not be blank.`);
   return value;
 }
 

@@ -121,6 +121,7 @@ describe('auth CLI commands', () => {
   it.each([
     [['clients:create', '--scopes', 'customers:read'], /--name is required/],
     [['tokens:revoke'], /--token is required/],
+    [['users:create', '--username', 'u', '--password', '        '], /--password must not be blank/],
     [
       ['clients:create', '--name', 'x', '--scopes', 'customers:delete'],
       /Unknown scope customers:delete/,

@@ -33,6 +33,7 @@ describe('CLI usage', () => {
   it.each([
     ['clients:create', '--help'],
     ['help', 'clients:create'],
+    ['--help', 'clients:create'],
     ['clients:create', '--name', 'x', '-h'],
   ])(
     '`%s %s` prints that command’s usage on stdout, exit 0, and does nothing else',
