@@ -26,7 +26,7 @@ export const clientsCreateCommand: CliCommand = {
     grants: { type: 'string' },
   },
   flags: {
-    name: 'A name for people (at most 255 characters).',
+    name: 'A name for people (at most 255 characters, no control characters).',
     scopes:
       'Scopes the client may request, separated by spaces or commas: customers:read, customers:write, webhooks:read, webhooks:write.',
     grants: 'Grants the client may use, comma-separated (default: client_credentials).',
@@ -34,7 +34,13 @@ export const clientsCreateCommand: CliCommand = {
   context: 'app',
   async run({ app, values }) {
     const name = text(values, 'name');
-    if (name.length > 255) throw new CliUsageError('--name must be at most 255 characters.');
+    // Counted in characters, not UTF-16 units; a control character (a newline…) has no place
+    // in a name shown to people and in logs.
+    if ([...name].length > 255 || /\p{Cc}/u.test(name)) {
+      throw new CliUsageError(
+        '--name must be at most 255 characters, none of them control characters.',
+      );
+    }
     const scopes = list(text(values, 'scopes'), /[\s,]+/);
     const unknownScopes = scopes.filter((s) => !isScope(s));
     if (unknownScopes.length) {

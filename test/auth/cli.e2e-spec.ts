@@ -118,10 +118,29 @@ describe('auth CLI commands', () => {
     expect(again.stderr.trim()).toBe('{"error":"The username is already taken."}');
   });
 
+  it('clients:create counts a name in characters (255 emoji are a name)', async () => {
+    const result = await cli(
+      'clients:create',
+      '--name',
+      '🙂'.repeat(255),
+      '--scopes',
+      'customers:read',
+    );
+    expect(result.code).toBe(0);
+  });
+
   it.each([
     [['clients:create', '--scopes', 'customers:read'], /--name is required/],
     [['tokens:revoke'], /--token is required/],
     [['users:create', '--username', 'u', '--password', '        '], /--password must not be blank/],
+    [
+      ['clients:create', '--name', 'two\nlines', '--scopes', 'customers:read'],
+      /--name must be at most 255 characters, none of them control characters/,
+    ],
+    [
+      ['clients:create', '--name', 'x'.repeat(256), '--scopes', 'customers:read'],
+      /--name must be at most 255 characters/,
+    ],
     [
       ['clients:create', '--name', 'x', '--scopes', 'customers:delete'],
       /Unknown scope customers:delete/,

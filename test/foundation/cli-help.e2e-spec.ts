@@ -46,7 +46,7 @@ describe('CLI usage', () => {
           'Usage: npm run cli -- clients:create --name <name> --scopes "<s1 s2>" [--grants client_credentials,password]\n\n' +
           'Registers an OAuth client; prints its id and its secret (shown this once).\n\n' +
           'Options:\n' +
-          '  --name    A name for people (at most 255 characters).\n' +
+          '  --name    A name for people (at most 255 characters, no control characters).\n' +
           '  --scopes  Scopes the client may request, separated by spaces or commas: customers:read, customers:write, webhooks:read, webhooks:write.\n' +
           '  --grants  Grants the client may use, comma-separated (default: client_credentials).\n',
       });
