@@ -108,6 +108,16 @@ export class WebhookEventsRepository {
     }));
   }
 
+  /** How many events are failed with a last attempt before `before` (what a replay will read). */
+  countFailedBefore(before: Date): Promise<number> {
+    return this.db.dataSource
+      .getRepository(WebhookEvent)
+      .createQueryBuilder('e')
+      .where('e.status = :status', { status: 'failed' })
+      .andWhere('e.lastAttemptAt < :before', { before })
+      .getCount();
+  }
+
   /**
    * Inserts the row unless an event with its (client_id, event, dedupe_key) is stored already ("ON CONFLICT
    * DO NOTHING"): true when it went in.

@@ -130,11 +130,15 @@ export class WebhookProcessor {
   /**
    * Re-runs every event that had failed when the replay started, oldest attempt first. One that
    * fails again gets a new attempt time, after the start, and so is not retried twice. One
-   * deleted meanwhile (pruned) is skipped, and the replay goes on.
+   * deleted meanwhile (pruned) is skipped, and the replay goes on. `unread`: those of the events
+   * failed at the start that were gone (deleted, or processed by a redelivery) before the replay
+   * came to them, and so have no outcome of their own.
    */
-  async replayFailed(): Promise<ReplayOutcome[]> {
+  async replayFailed(): Promise<{ outcomes: ReplayOutcome[]; unread: number }> {
     const started = new Date();
+    const failedAtStart = await this.events.countFailedBefore(started);
     const results: ReplayOutcome[] = [];
+    const unread = () => Math.max(0, failedAtStart - results.length);
     let after: FailedEvent | undefined;
     for (;;) {
       const batch = await this.events.failedBefore(started, after, REPLAY_BATCH);
@@ -148,7 +152,7 @@ export class WebhookProcessor {
           }),
         );
       }
-      if (batch.length < REPLAY_BATCH) return results;
+      if (batch.length < REPLAY_BATCH) return { outcomes: results, unread: unread() };
       after = batch[batch.length - 1];
     }
   }

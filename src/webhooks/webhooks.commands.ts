@@ -10,7 +10,7 @@ import { UUID_PATTERN } from './uuid-v7.js';
  * Prints `{"processed":n,"failed":n,"skipped":n,"events":[{id, event, result, status, attempts,
  * last_error}]}`; an event that is not failed is skipped, never processed twice, and so is one
  * deleted while the replay runs (`webhooks:prune` beside it): `{id, result: "skipped", status:
- * "deleted"}`.
+ * "deleted"}`, or, when it was deleted before the replay read it, only counted in `skipped`.
  */
 export const webhooksReplayCommand: CliCommand = {
   name: 'webhooks:replay',
@@ -31,16 +31,17 @@ export const webhooksReplayCommand: CliCommand = {
       throw new CliUsageError('--id must be a UUID.');
     }
     const processor = app!.get(WebhookProcessor);
-    const outcomes =
+    const { outcomes, unread } =
       typeof id === 'string'
-        ? [await processor.replay(id.toLowerCase())]
+        ? { outcomes: [await processor.replay(id.toLowerCase())], unread: 0 }
         : await processor.replayFailed();
 
     const count = (result: ReplayResult) => outcomes.filter((o) => o.result === result).length;
     return {
       processed: count('processed'),
       failed: count('failed'),
-      skipped: count('skipped'),
+      // Also those gone before the replay reached them (pruned meanwhile): counted, not listed.
+      skipped: count('skipped') + unread,
       events: outcomes.map(({ id, row, result }) =>
         row === null
           ? { id, result, status: 'deleted' }
