@@ -12,6 +12,13 @@ export abstract class ApiException extends Error {
   }
 }
 
+/**
+ * The request's input refused (its body, its query string), not the request itself. The
+ * exception filter answers it after the route's token, scope and resource have been checked
+ * (CONTRACT §2's order), and at /oauth/* as RFC 6749's invalid_request.
+ */
+export abstract class RefusedInputException extends ApiException {}
+
 export type FieldErrors = Record<string, string[]>;
 
 /**
@@ -21,7 +28,7 @@ export type FieldErrors = Record<string, string[]>;
 export const MAX_FIELD_ERRORS = 100;
 
 /** 422 with docs/contract.md §2's `errors` map (dotted field paths → messages). */
-export class ValidationFailedException extends ApiException {
+export class ValidationFailedException extends RefusedInputException {
   readonly status = 422;
 
   constructor(readonly errors: FieldErrors) {
@@ -29,10 +36,7 @@ export class ValidationFailedException extends ApiException {
   }
 
   override body() {
-    const fields = Object.keys(this.errors);
-    if (fields.length <= MAX_FIELD_ERRORS) return { message: this.message, errors: this.errors };
-    const errors: FieldErrors = {};
-    for (const field of fields.slice(0, MAX_FIELD_ERRORS)) errors[field] = this.errors[field];
+    const errors = Object.fromEntries(Object.entries(this.errors).slice(0, MAX_FIELD_ERRORS));
     return { message: this.message, errors };
   }
 }

@@ -11,11 +11,10 @@ import { ModuleRef } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { ApiException, ValidationFailedException } from '../exceptions/api.exception.js';
+import { ApiException, RefusedInputException } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
 import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
-import { PoisonedQueryException } from '../parsers/query-parser.js';
 import { GUARD_BEFORE_BODY, RESOURCE_FIRST, type ResourceLookup } from '../resource-first.js';
 
 const DEFAULT_MESSAGES: Record<number, string> = {
@@ -53,12 +52,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const reply = ctx.getResponse<FastifyReply>();
 
     const rendered = this.render(exception, request);
-    // Fastify refused the body before the route ran, or the route found it invalid (422), or
-    // the query string tried to reach a prototype (400): the request's input, which is answered
-    // after the route, its token and its resource.
+    // Fastify refused the body before the route ran, or the service refused the input (an
+    // invalid body or query: RefusedInputException).
     const refusedBody =
-      exception instanceof ValidationFailedException ||
-      exception instanceof PoisonedQueryException ||
+      exception instanceof RefusedInputException ||
       (!(exception instanceof ApiException) && BODY_REFUSALS.includes(rendered.status));
     // Fastify parses the body before it knows the route is unknown; the route answers first.
     if (refusedBody && !request.routeOptions?.url) {
@@ -102,12 +99,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   ) {
     if (OAUTH_ROUTE.test(request.url)) {
       // The service's own errors render themselves (the OAuth ones in RFC 6749's shape), except
-      // the validation pipe's 422: the OAuth DTOs' refusal, answered as invalid_request.
-      if (
-        !(exception instanceof ApiException) ||
-        exception instanceof ValidationFailedException ||
-        exception instanceof PoisonedQueryException
-      ) {
+      // a refused input (the OAuth DTOs' 422, a poisoned query), answered as invalid_request.
+      if (!(exception instanceof ApiException) || exception instanceof RefusedInputException) {
         rendered = asOAuthError(rendered);
       }
       rendered = { ...rendered, headers: { ...rendered.headers, ...OAUTH_NO_STORE } };

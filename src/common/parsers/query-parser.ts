@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import qs from 'qs';
-import { ApiException } from '../exceptions/api.exception.js';
+import { RefusedInputException } from '../exceptions/api.exception.js';
 
 /** Set on a parsed query whose keys tried to reach a prototype (qs drops such keys silently). */
 const POISONED = Symbol('poisoned-query');
 
-export class PoisonedQueryException extends ApiException {
+export class PoisonedQueryException extends RefusedInputException {
   readonly status = 400;
   constructor() {
     super('The query string contains a forbidden "__proto__" or "constructor.prototype" key.');
