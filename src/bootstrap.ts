@@ -1,23 +1,18 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
-import {
-  asOAuthError,
-  type ErrorAnswer,
-  OAUTH_NO_STORE,
-  OAUTH_ROUTE,
-} from './common/oauth-routes.js';
+import { OAUTH_ROUTE } from './common/oauth-routes.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
 import {
   clientErrorHandler,
+  expectationFailed,
   frameworkErrors,
   headStatus,
   PARSER_HEAD_LIMIT_BYTES,
   refuseHead,
+  requestIdOf,
   URL_LIMIT_BYTES,
 } from './common/filters/http-layer-errors.js';
 import { createApiDocument } from './common/openapi/api-document.js';
@@ -25,10 +20,9 @@ import type { Environment } from './config/environment.js';
 import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { AppLogger } from './logging/app-logger.js';
 import { ROOT_LOGGER } from './logging/logging.module.js';
-import { logHttpLayerAnswer, logRequests } from './logging/request-log.js';
+import { logRequests } from './logging/request-log.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
 type AdapterSettings = Pick<
   Environment,
@@ -70,10 +64,7 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     frameworkErrors: frameworkErrors(API_HEADERS),
     clientErrorHandler,
     requestIdHeader: false,
-    genReqId: (req: IncomingMessage) => {
-      const sent = req.headers['x-request-id'];
-      return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
-    },
+    genReqId: requestIdOf,
     routerOptions: {
       // A path parameter as long as the URL may be: a long customer_id is an unknown customer
       // (404), and a long URL is 414 whatever its parameters.
@@ -171,26 +162,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   refusePoisonedQueries(fastify);
   // An Expect other than 100-continue: Node answers 417 itself, with no body, id or headers,
   // unless the server listens for it (CONTRACT §2: the HTTP layer's errors in the same shape).
-  fastify.server.on('checkExpectation', (raw: IncomingMessage, response: ServerResponse) => {
-    const sent = raw.headers['x-request-id'];
-    const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
-    let answer: ErrorAnswer = {
-      status: 417,
-      body: { message: 'The Expect header may only be 100-continue.' },
-      headers: {},
-    };
-    if (OAUTH_ROUTE.test(raw.url ?? ''))
-      answer = asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
-    response.writeHead(answer.status, {
-      ...API_HEADERS,
-      ...answer.headers,
-      'content-type': 'application/json; charset=utf-8',
-      'x-request-id': id,
-      connection: 'close',
-    });
-    response.end(JSON.stringify(answer.body));
-    logHttpLayerAnswer(fastify, { id, remoteAddress: raw.socket.remoteAddress }, 417);
-  });
+  fastify.server.on('checkExpectation', expectationFailed(fastify, API_HEADERS));
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
   fastify.addContentTypeParser(

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { logHttpLayerAnswer } from '../../logging/request-log.js';
 import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
@@ -15,8 +15,18 @@ const MESSAGES: Record<number, string> = {
   400: 'The request is malformed.',
   408: 'The request took too long to arrive.',
   414: 'The request URL is too long.',
+  417: 'The Expect header may only be 100-continue.',
   431: 'The request headers are too large.',
 };
+
+/** A caller's X-Request-Id that is echoed back: short, printable, no spaces. */
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+/** The request's id: the caller's own X-Request-Id when it is a plausible one, else a new one. */
+export function requestIdOf(raw: IncomingMessage): string {
+  const sent = raw.headers['x-request-id'];
+  return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+}
 
 /** The longest request target (path and query string) answered; longer is 414. */
 export const URL_LIMIT_BYTES = 8 * 1024;
@@ -71,6 +81,30 @@ export function frameworkErrors(headers: Record<string, string>) {
       .code(status)
       .send({ message: status === 414 ? MESSAGES[414] : 'The request URL is malformed.' });
     logHttpLayerAnswer(request.server, request, status);
+  };
+}
+
+/**
+ * Node's `checkExpectation` listener: an `Expect` other than 100-continue, which Node would
+ * answer 417 itself with no body, id or headers. Answered in the contract's shape (RFC 6749's on
+ * the OAuth endpoints) with `headers` (the API's security headers), and logged.
+ */
+export function expectationFailed(fastify: FastifyInstance, headers: Record<string, string>) {
+  return (raw: IncomingMessage, response: ServerResponse) => {
+    const id = requestIdOf(raw);
+    let answer: ErrorAnswer = { status: 417, body: { message: MESSAGES[417] }, headers: {} };
+    if (OAUTH_ROUTE.test(raw.url ?? '')) {
+      answer = asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
+    }
+    response.writeHead(answer.status, {
+      ...headers,
+      ...answer.headers,
+      'content-type': 'application/json; charset=utf-8',
+      'x-request-id': id,
+      connection: 'close',
+    });
+    response.end(JSON.stringify(answer.body));
+    logHttpLayerAnswer(fastify, { id, remoteAddress: raw.socket.remoteAddress }, 417);
   };
 }
 
