@@ -138,7 +138,6 @@ export class WebhookProcessor {
     const started = new Date();
     const failedAtStart = await this.events.countFailedBefore(started);
     const results: ReplayOutcome[] = [];
-    const unread = () => Math.max(0, failedAtStart - results.length);
     let after: FailedEvent | undefined;
     for (;;) {
       const batch = await this.events.failedBefore(started, after, REPLAY_BATCH);
@@ -152,7 +151,9 @@ export class WebhookProcessor {
           }),
         );
       }
-      if (batch.length < REPLAY_BATCH) return { outcomes: results, unread: unread() };
+      if (batch.length < REPLAY_BATCH) {
+        return { outcomes: results, unread: Math.max(0, failedAtStart - results.length) };
+      }
       after = batch[batch.length - 1];
     }
   }

@@ -14,6 +14,8 @@ export const MAX_EVENT_NAME_LENGTH = 100;
 export interface WebhookDefinition<P extends object = object> extends WebhookHandlerOptions<P> {
   /** Class name of the handler, for messages. */
   handlerName: string;
+  /** The module that provides it, for messages. */
+  moduleName: string;
 }
 
 export interface RegisteredWebhook<P extends object = object> extends WebhookDefinition<P> {
@@ -45,17 +47,14 @@ export class WebhookRegistry implements OnModuleInit {
   constructor(private readonly discovery: DiscoveryService) {}
 
   onModuleInit() {
-    /** Where each event's handler was found, to name both of a clash. */
-    const found = new Map<string, string>();
+    const where = (d: WebhookDefinition) => `${d.handlerName} of ${d.moduleName}`;
     for (const { definition, wrapper } of this.discover()) {
-      const where = `${definition.handlerName} of ${wrapper.host?.name ?? 'an unknown module'}`;
-      const existing = found.get(definition.event);
+      const existing = this.byEvent.get(definition.event);
       if (existing) {
         throw new WebhookRegistrationError(
-          `Two handlers for the webhook event "${definition.event}": ${existing} and ${where}. Event names are unique across the application: rename one.`,
+          `Two handlers for the webhook event "${definition.event}": ${where(existing)} and ${where(definition)}. Event names are unique across the application: rename one.`,
         );
       }
-      found.set(definition.event, where);
       const handler = wrapper.instance as Partial<WebhookEventHandler> | undefined;
       // A request-scoped handler has no instance here and none outside a request.
       if (!wrapper.isDependencyTreeStatic() || typeof handler?.handle !== 'function') {
@@ -125,7 +124,8 @@ export class WebhookRegistry implements OnModuleInit {
           `Webhook handler ${handlerName} needs an event name (at most ${MAX_EVENT_NAME_LENGTH} characters), a payload DTO class and a dedupeKey function.`,
         );
       }
-      return { definition: { ...options, handlerName } as WebhookDefinition, wrapper };
+      const moduleName = wrapper.host?.name ?? 'an unknown module';
+      return { definition: { ...options, handlerName, moduleName } as WebhookDefinition, wrapper };
     });
   }
 }
