@@ -112,6 +112,14 @@ describe('extending: a new event and a declared paged list (both databases)', ()
         subject: 'maths',
       });
       expect(renamed.status).toBe(200);
+      expect(await stored()).toEqual([
+        {
+          clientId: alice.clientId,
+          courseId: 12,
+          title: 'Fractions and decimals',
+          subject: 'maths',
+        },
+      ]);
       const first = await publish(
         alice.write,
         { course_id: 12, title: 'x', subject: 'science' },

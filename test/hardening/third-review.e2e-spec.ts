@@ -149,6 +149,27 @@ describe('Third outside review (CONTRACT §2)', () => {
     expect(res.status).toBe(200);
   });
 
+  it('every GET route answers HEAD with the same status and headers, and no body (contract §1)', async () => {
+    const customer = await createCustomer(t, { name: 'A', type: 'plc' });
+    for (const [path, auth] of [
+      [`/v2/customers/${customer.id}/company`, all],
+      ['/v2/customers/987654321/company', all],
+      ['/v2/customers', undefined],
+    ] as const) {
+      const get = request(t.http).get(path);
+      const head = request(t.http).head(path);
+      if (auth) {
+        get.set('authorization', auth);
+        head.set('authorization', auth);
+      }
+      const [g, h] = await Promise.all([get, head]);
+      expect(h.status).toBe(g.status);
+      expect(h.headers['content-type']).toBe(g.headers['content-type']);
+      expect(h.headers['www-authenticate']).toBe(g.headers['www-authenticate']);
+      expect(h.text ?? '').toBe('');
+    }
+  });
+
   it('an empty body of any content type is no body; a non-empty one of another type is 415', async () => {
     const empty = await request(t.http)
       .post('/v2/customers')

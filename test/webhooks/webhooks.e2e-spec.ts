@@ -297,6 +297,21 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
       },
     );
 
+    it('takes Idempotency-Key as the key when both headers are sent (contract §6)', async () => {
+      const key = `both_${Date.now()}`;
+      const a = await post(attemptCompleted(), { 'Idempotency-Key': key, 'webhook-id': 'w1' });
+      // Same Idempotency-Key, another webhook-id: a redelivery.
+      const b = await post(attemptCompleted(), { 'Idempotency-Key': key, 'webhook-id': 'w2' });
+      // Same webhook-id, another Idempotency-Key: another delivery.
+      const c = await post(attemptCompleted(), {
+        'Idempotency-Key': `${key}-2`,
+        'webhook-id': 'w1',
+      });
+      expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
+      expect(b.body.data.id).toBe(a.body.data.id);
+      expect(c.body.data.id).not.toBe(a.body.data.id);
+    });
+
     it.each(['Idempotency-Key', 'webhook-id'])(
       'refuses a %s that is not 1 to 255 visible ASCII characters (422 naming it), storing nothing',
       async (header) => {
