@@ -38,7 +38,10 @@ export class SigningKeysRepository {
     });
   }
 
+  /** A retired key never holds the signing slot. */
   async retire(kid: string, retiredAt: number): Promise<void> {
-    await this.db.transaction((manager) => manager.update(SigningKey, { kid }, { retiredAt }));
+    await this.db.transaction((manager) =>
+      manager.update(SigningKey, { kid }, { retiredAt, slot: null }),
+    );
   }
 }

@@ -141,12 +141,16 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
     return { kid: key.kid, previous_kid: previous };
   }
 
-  /** `keys:retire --kid`: the key's tokens are refused from now on, and it leaves the JWKS. */
+  /**
+   * `keys:retire --kid`: the key's tokens are refused from now on, and it leaves the JWKS. With
+   * TOKEN_SIGNING_KEY set every database key only verifies, so any of them may be retired; the one
+   * that signed before then gives up its slot, and a later start without the variable makes a new
+   * key rather than sign with a retired one.
+   */
   async retire(kid: string): Promise<{ kid: string; retired_at: string }> {
-    this.refuseWhenConfigured();
     const row = await this.keys.findByKid(kid);
     if (!row) throw new KeyRotationRefusedError(`No signing key has the kid ${kid}.`);
-    if (row.slot === SIGNING_SLOT) {
+    if (row.slot === SIGNING_SLOT && !this.configuredKid()) {
       throw new KeyRotationRefusedError(
         `The key ${kid} signs new tokens: run keys:rotate first, then retire it.`,
       );

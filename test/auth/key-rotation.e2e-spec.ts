@@ -49,6 +49,8 @@ describe('signing key rotation', () => {
     return ((await res.json()) as { access_token: string }).access_token;
   };
   const kidOf = (token: string) => decodeProtectedHeader(token).kid;
+  const pem = () =>
+    generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
   const statusAt = async (server: ServerProcess, token: string) =>
     (
       await fetch(`${server.baseUrl}/v2/customers`, {
@@ -119,17 +121,43 @@ describe('signing key rotation', () => {
     ]);
   });
 
-  it("with TOKEN_SIGNING_KEY set, rotation is the operator's: the commands say so and change nothing", async () => {
+  it("with TOKEN_SIGNING_KEY set, rotation is the operator's: keys:rotate says so and changes nothing", async () => {
     const before = (await cliJson('keys:list')).keys;
-    const pem = generateKeyPairSync('ed25519')
-      .privateKey.export({ format: 'pem', type: 'pkcs8' })
-      .toString();
-    for (const args of [['keys:rotate'], ['keys:retire', `--kid=${before[0].kid}`]]) {
-      const result = await cli(args, { TOKEN_SIGNING_KEY: pem });
-      expect(result.code).toBe(1);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).toContain("TOKEN_SIGNING_KEY is set: key rotation is the operator's");
-    }
+    const result = await cli(['keys:rotate'], { TOKEN_SIGNING_KEY: pem() });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain("TOKEN_SIGNING_KEY is set: key rotation is the operator's");
     expect((await cliJson('keys:list')).keys).toEqual(before);
+  });
+
+  it('with TOKEN_SIGNING_KEY set, every database key only verifies and can be retired; a start without it then makes a new key', async () => {
+    const signing = (await cliJson('keys:list')).keys.find(
+      (key: { state: string }) => key.state === 'signing',
+    );
+    const configured = pem();
+    const retired = await cli(['keys:retire', `--kid=${signing.kid}`], {
+      TOKEN_SIGNING_KEY: configured,
+    });
+    expect({ code: retired.code, stderr: retired.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(retired.stdout)).toEqual({
+      kid: signing.kid,
+      retired_at: expect.any(String),
+    });
+    for (const server of servers) {
+      await eventually(async () => !(await jwksKids(server)).includes(signing.kid));
+    }
+
+    // Without the variable, a retired key never signs again: a new one is made and signs.
+    const keys = (await cliJson('keys:list')).keys;
+    expect(keys).toContainEqual(expect.objectContaining({ kid: signing.kid, state: 'retired' }));
+    const fresh = keys.filter((key: { state: string }) => key.state === 'signing');
+    expect(fresh).toEqual([expect.objectContaining({ source: 'database' })]);
+    expect(fresh[0].kid).not.toBe(signing.kid);
+    for (const server of servers) {
+      await eventually(async () => (await jwksKids(server)).includes(fresh[0].kid));
+      const token = await tokenFrom(server);
+      expect(kidOf(token)).toBe(fresh[0].kid);
+      expect(await statusAt(server, token)).toBe(200);
+    }
   });
 });
