@@ -4,12 +4,13 @@ import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { OAUTH_ROUTE } from './common/oauth-routes.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
-import { parseQuery, refusePoisonedQueries } from './common/parsers/query-parser.js';
+import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
 import {
   clientErrorHandler,
   expectationFailed,
   frameworkErrors,
   headStatus,
+  originForm,
   PARSER_HEAD_LIMIT_BYTES,
   refuseHead,
   requestIdOf,
@@ -65,6 +66,8 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     clientErrorHandler,
     requestIdHeader: false,
     genReqId: requestIdOf,
+    // A target in absolute form is the same request as in origin form (RFC 9112 §3.2.2).
+    rewriteUrl: (raw: { url?: string }) => originForm(raw.url ?? '/'),
     routerOptions: {
       // A path parameter as long as the URL may be: a long customer_id is an unknown customer
       // (404), and a long URL is 414 whatever its parameters.
@@ -159,7 +162,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       .headers({ connection: 'close', 'retry-after': '1' })
       .send({ message: 'The service is temporarily unavailable.' });
   });
-  refusePoisonedQueries(fastify);
+  refuseMarkedQueries(fastify);
   // An Expect other than 100-continue: Node answers 417 itself, with no body, id or headers,
   // unless the server listens for it (CONTRACT §2: the HTTP layer's errors in the same shape).
   fastify.server.on('checkExpectation', expectationFailed(fastify, API_HEADERS));

@@ -28,6 +28,23 @@ export function requestIdOf(raw: IncomingMessage): string {
   return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
 }
 
+/** A scheme and authority leading a request target in absolute form (`http://host/path`). */
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]+(?=[/?]|$)/i;
+
+/**
+ * The request target in origin form (`/oauth/token?x=1`): one in absolute form
+ * (`http://host/oauth/token?x=1`), which a server must accept (RFC 9112 §3.2.2), without its
+ * scheme and authority. Fastify's router finds the route of either, but every rule that reads
+ * the path itself (the OAuth endpoints' error shape and form bodies, the docs' headers, the log
+ * line) reads this one. Fastify's `rewriteUrl`, and the 417 answered before Fastify.
+ */
+export function originForm(target: string): string {
+  if (target.charCodeAt(0) === 47) return target; // '/'
+  const path = target.replace(ABSOLUTE_FORM, '');
+  if (path === target) return target;
+  return path.startsWith('/') ? path : `/${path}`;
+}
+
 /** The longest request target (path and query string) answered; longer is 414. */
 export const URL_LIMIT_BYTES = 8 * 1024;
 /** The most header bytes (names, values, separators) answered; more is 431. */
@@ -93,7 +110,7 @@ export function expectationFailed(fastify: FastifyInstance, headers: Record<stri
   return (raw: IncomingMessage, response: ServerResponse) => {
     const id = requestIdOf(raw);
     let answer: ErrorAnswer = { status: 417, body: { message: MESSAGES[417] }, headers: {} };
-    if (OAUTH_ROUTE.test(raw.url ?? '')) {
+    if (OAUTH_ROUTE.test(originForm(raw.url ?? ''))) {
       answer = asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
     }
     response.writeHead(answer.status, {

@@ -2,14 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import qs from 'qs';
 import { RefusedInputException } from '../exceptions/api.exception.js';
 
-/** Set on a parsed query whose keys tried to reach a prototype (qs drops such keys silently). */
-const POISONED = Symbol('poisoned-query');
+/** The most parameters a query string may hold (empty pieces between `&`s are none). */
+export const QUERY_PARAMETER_LIMIT = 100;
 
-export class PoisonedQueryException extends RefusedInputException {
+/** Set on a parsed query that is refused whatever the route: the refusal's message. */
+const REFUSED = Symbol('refused-query');
+
+const POISONED =
+  'The query string contains a forbidden "__proto__" or "constructor.prototype" key.';
+const TOO_MANY = `The query string must not hold more than ${QUERY_PARAMETER_LIMIT} parameters.`;
+
+export class RefusedQueryException extends RefusedInputException {
   readonly status = 400;
-  constructor() {
-    super('The query string contains a forbidden "__proto__" or "constructor.prototype" key.');
-  }
 }
 
 /**
@@ -18,11 +22,10 @@ export class PoisonedQueryException extends RefusedInputException {
  * nothing had been sent. The exception filter answers it after the route's token, scope and
  * resource checks, like a refused body.
  */
-export function refusePoisonedQueries(fastify: FastifyInstance): void {
+export function refuseMarkedQueries(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', (request, _reply, done) => {
-    if (isPoisonedQuery(request.query)) {
-      return done(new PoisonedQueryException());
-    }
+    const refusal = refusalOf(request.query);
+    if (refusal !== undefined) return done(new RefusedQueryException(refusal));
     done();
   });
 }
@@ -31,25 +34,38 @@ export function refusePoisonedQueries(fastify: FastifyInstance): void {
  * Bracketed query strings (`result_mode[attributes][page]=2`) into null-prototype objects, so
  * that a key named like an Object.prototype member (`toString`, `hasOwnProperty`…) is kept as an
  * ordinary key and refused by validation as unknown. `__proto__` and `constructor[prototype]`
- * are marked, and refused with 400 by refusePoisonedQueries() (as in JSON bodies).
+ * are marked, and refused with 400 by refuseMarkedQueries() (as in JSON bodies); so is a query
+ * of more than QUERY_PARAMETER_LIMIT parameters, which qs would cut short silently (a filter or a
+ * limit sent after them ignored). Empty pieces (`a=1&&b=2`) are left out before qs counts.
  */
 export function parseQuery(query: string): Record<string, unknown> {
+  const split = query.split('&');
+  const pieces = split.filter((piece) => piece !== '');
+  if (pieces.length > QUERY_PARAMETER_LIMIT) return refused(TOO_MANY);
+  if (pieces.length < split.length) query = pieces.join('&');
   const parsed = qs.parse(query, {
     depth: 4,
-    parameterLimit: 100,
+    parameterLimit: QUERY_PARAMETER_LIMIT,
     arrayLimit: 20,
     plainObjects: true,
     allowPrototypes: true,
   }) as Record<string, unknown>;
   // Only a query that could spell it (percent-encoded letters too) is read a second time.
   if ((query.includes('proto') || query.includes('%')) && hasPoisonedKey(query)) {
-    Object.defineProperty(parsed, POISONED, { value: true });
+    Object.defineProperty(parsed, REFUSED, { value: POISONED });
   }
   return parsed;
 }
 
-export function isPoisonedQuery(query: unknown): boolean {
-  return typeof query === 'object' && query !== null && POISONED in query;
+function refused(message: string): Record<string, unknown> {
+  return Object.defineProperty({}, REFUSED, { value: message });
+}
+
+/** Why a parsed query is refused (parseQuery()), if it is. */
+export function refusalOf(query: unknown): string | undefined {
+  return typeof query === 'object' && query !== null
+    ? (query as { [REFUSED]?: string })[REFUSED]
+    : undefined;
 }
 
 function hasPoisonedKey(query: string): boolean {
