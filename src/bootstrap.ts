@@ -7,6 +7,7 @@ import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
 import {
   clientErrorHandler,
+  connectRefused,
   expectationFailed,
   frameworkErrors,
   headStatus,
@@ -166,6 +167,8 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // An Expect other than 100-continue: Node answers 417 itself, with no body, id or headers,
   // unless the server listens for it (CONTRACT §2: the HTTP layer's errors in the same shape).
   fastify.server.on('checkExpectation', expectationFailed(fastify, API_HEADERS));
+  // A CONNECT request: Node closes the connection without a word unless the server listens.
+  fastify.server.on('connect', connectRefused(fastify, API_HEADERS));
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
   fastify.addContentTypeParser(

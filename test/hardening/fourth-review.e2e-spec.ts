@@ -77,6 +77,49 @@ describe('Fourth outside review', () => {
     });
   });
 
+  it('a malformed URL under /oauth/ is 400 invalid_request with no-store, as a missing Host', async () => {
+    const res = await rawRequest(
+      t,
+      'POST /oauth/token% HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+    );
+    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+      status: 400,
+      body: oauthErrors.invalidRequest('The request URL is malformed.'),
+    });
+    expect(res.headers['cache-control']).toBe(noStore['cache-control']);
+    expect(res.headers['x-request-id']).toEqual(expect.any(String));
+  });
+
+  it('a CONNECT request is 404 in the contract shape with an id (Node closed it unanswered)', async () => {
+    for (const target of ['/v2/customers', 'localhost:443']) {
+      const res = await rawRequest(
+        t,
+        `CONNECT ${target} HTTP/1.1\r\nHost: x\r\nX-Request-Id: probe-connect\r\n\r\n`,
+      );
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 404,
+        body: errors.routeNotFound,
+      });
+      expect(res.headers['x-request-id']).toBe('probe-connect');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
+  });
+
+  it("the docs' file server refusals say what failed (they were {message: 'Error.'})", async () => {
+    const range = await request(t.http).get('/docs/swagger-ui.css').set('range', 'bytes=99999999-');
+    expect({ status: range.status, body: range.body }).toEqual({
+      status: 416,
+      body: { message: 'The requested range is not within the file.' },
+    });
+    const precondition = await request(t.http)
+      .get('/docs/swagger-ui.css')
+      .set('if-match', '"nope"');
+    expect({ status: precondition.status, body: precondition.body }).toEqual({
+      status: 412,
+      body: { message: 'A precondition in the request headers does not hold.' },
+    });
+  });
+
   describe('a query string of more than 100 parameters is refused, never cut short', () => {
     const tooMany = { message: 'The query string must not hold more than 100 parameters.' };
     // qs stopped reading after 100 pieces (empty ones too) and dropped the rest silently: a

@@ -24,8 +24,11 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   404: 'Route not found.',
   405: 'Method not allowed.',
   408: 'The request took too long to arrive.',
+  // The docs' file server: a failed If-Match or If-Unmodified-Since, a range past the end.
+  412: 'A precondition in the request headers does not hold.',
   413: 'The request body is larger than 1 MiB.',
   415: 'The request body must be JSON (Content-Type: application/json).',
+  416: 'The requested range is not within the file.',
   422: 'The given data was invalid.',
   429: 'Too many requests.',
   500: 'Internal server error.',

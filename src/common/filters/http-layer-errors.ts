@@ -19,6 +19,16 @@ const MESSAGES: Record<number, string> = {
   431: 'The request headers are too large.',
 };
 
+/**
+ * The HTTP layer's answer to a request for `url`: the contract's shape, RFC 6749's (with
+ * no-store) on the OAuth endpoints, as their other errors.
+ */
+function answerFor(url: string, status: number, message = MESSAGES[status]): ErrorAnswer {
+  const answer: ErrorAnswer = { status, body: { message }, headers: {} };
+  if (!OAUTH_ROUTE.test(originForm(url))) return answer;
+  return asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
+}
+
 /** A caller's X-Request-Id that is echoed back: short, printable, no spaces. */
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
@@ -75,10 +85,7 @@ export function headStatus(raw: FastifyRequest['raw']): 400 | 414 | 431 | undefi
  * the caller's hook stops there.
  */
 export function refuseHead(reply: FastifyReply, status: 400 | 414 | 431) {
-  let answer: ErrorAnswer = { status, body: { message: MESSAGES[status] }, headers: {} };
-  if (OAUTH_ROUTE.test(reply.request.url)) {
-    answer = asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
-  }
+  const answer = answerFor(reply.request.url, status);
   void reply
     .code(answer.status)
     .headers({ ...answer.headers, connection: 'close' })
@@ -86,18 +93,21 @@ export function refuseHead(reply: FastifyReply, status: 400 | 414 | 431) {
 }
 
 /**
- * Fastify's `frameworkErrors`: router refusals, answered with the API's headers. No hook runs
- * for them, so their log line is written here.
+ * Fastify's `frameworkErrors`: router refusals, answered with the API's headers (and RFC 6749's
+ * shape under /oauth/). No hook runs for them, so their log line is written here.
  */
 export function frameworkErrors(headers: Record<string, string>) {
   return (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
-    const status = error.statusCode === 414 ? 414 : 400;
+    const answer =
+      error.statusCode === 414
+        ? answerFor(request.url, 414)
+        : answerFor(request.url, 400, 'The request URL is malformed.');
     void reply
-      .headers(headers)
+      .headers({ ...headers, ...answer.headers })
       .header('x-request-id', request.id)
-      .code(status)
-      .send({ message: status === 414 ? MESSAGES[414] : 'The request URL is malformed.' });
-    logHttpLayerAnswer(request.server, request, status);
+      .code(answer.status)
+      .send(answer.body);
+    logHttpLayerAnswer(request.server, request, answer.status);
   };
 }
 
@@ -109,10 +119,7 @@ export function frameworkErrors(headers: Record<string, string>) {
 export function expectationFailed(fastify: FastifyInstance, headers: Record<string, string>) {
   return (raw: IncomingMessage, response: ServerResponse) => {
     const id = requestIdOf(raw);
-    let answer: ErrorAnswer = { status: 417, body: { message: MESSAGES[417] }, headers: {} };
-    if (OAUTH_ROUTE.test(originForm(raw.url ?? ''))) {
-      answer = asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
-    }
+    const answer = answerFor(raw.url ?? '', 417);
     response.writeHead(answer.status, {
       ...headers,
       ...answer.headers,
@@ -141,20 +148,44 @@ export function clientErrorHandler(this: FastifyInstance, error: ParserError, so
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? 408
         : 400;
-  const body = JSON.stringify({ message: MESSAGES[status] });
   if (socket.writable) {
     const id = randomUUID();
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${id}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-    );
+    socket.write(rawAnswer(status, { message: MESSAGES[status] }, id));
     logHttpLayerAnswer(this, { id, remoteAddress: socket.remoteAddress }, status);
   }
   socket.destroy(error);
+}
+
+/**
+ * Node's `connect` listener: a CONNECT request, which Node would answer by closing the
+ * connection, with no status at all. This server is no proxy: 404 like any method and path it
+ * has no route for, in the contract's shape with an id, and logged.
+ */
+export function connectRefused(fastify: FastifyInstance, headers: Record<string, string>) {
+  return (raw: IncomingMessage, socket: Socket) => {
+    const id = requestIdOf(raw);
+    socket.end(rawAnswer(404, { message: 'Route not found.' }, id, headers));
+    logHttpLayerAnswer(fastify, { id, remoteAddress: socket.remoteAddress }, 404);
+  };
+}
+
+/** A whole answer as bytes for a socket no response object owns; the connection then closes. */
+function rawAnswer(
+  status: number,
+  body: Record<string, unknown>,
+  id: string,
+  headers: Record<string, string> = {},
+): string {
+  const text = JSON.stringify(body);
+  const fields = {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'x-request-id': id,
+    connection: 'close',
+  };
+  const head = Object.entries(fields).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head.join('')}\r\n${text}`;
 }
 
 /**
