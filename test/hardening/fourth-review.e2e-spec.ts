@@ -105,6 +105,25 @@ describe('Fourth outside review', () => {
     }
   });
 
+  it('a Transfer-Encoding other than chunked is 415, after the token (gzip, chunked was read as text)', async () => {
+    const send = (authorization: string) =>
+      rawRequest(
+        t,
+        'POST /v2/customers HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+          `${authorization}Transfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n` +
+          '2\r\n{}\r\n0\r\n\r\n',
+      );
+    const refused = await send(`Authorization: ${all}\r\n`);
+    expect({ status: refused.status, body: JSON.parse(refused.body) }).toEqual({
+      status: 415,
+      body: {
+        message: 'The request body must not be compressed (no Transfer-Encoding but chunked).',
+      },
+    });
+    const anonymous = await send('');
+    expect(anonymous.status).toBe(401);
+  });
+
   it("the docs' file server refusals say what failed (they were {message: 'Error.'})", async () => {
     const range = await request(t.http).get('/docs/swagger-ui.css').set('range', 'bytes=99999999-');
     expect({ status: range.status, body: range.body }).toEqual({

@@ -18,8 +18,8 @@ export class BodyParseError extends Error {
 /**
  * Bodies are read as UTF-8 (RFC 8259 §8.1) and as sent: a declared charset other than UTF-8 (any
  * of them, when the parameter is repeated) is refused (415), never decoded wrongly (é in
- * ISO-8859-1 would become U+FFFD), and so is a compressed body (`Content-Encoding`), which would
- * otherwise be parsed as if it were text.
+ * ISO-8859-1 would become U+FFFD), and so is a compressed body (`Content-Encoding`, or a
+ * `Transfer-Encoding` other than chunked), which would otherwise be parsed as if it were text.
  */
 export function assertReadable(headers: IncomingHttpHeaders): void {
   const type = headers['content-type'] ?? '';
@@ -31,6 +31,14 @@ export function assertReadable(headers: IncomingHttpHeaders): void {
   const encoding = headers['content-encoding'];
   if (encoding !== undefined && !/^\s*(identity)?\s*$/i.test(encoding)) {
     throw new BodyParseError('The request body must not be compressed (no Content-Encoding).', 415);
+  }
+  // Node undoes only `chunked`: `gzip, chunked` would hand over the compressed bytes as text.
+  const transfer = headers['transfer-encoding'];
+  if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) {
+    throw new BodyParseError(
+      'The request body must not be compressed (no Transfer-Encoding but chunked).',
+      415,
+    );
   }
 }
 
