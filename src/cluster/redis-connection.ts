@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { ConfigService } from '@nestjs/config';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import type { Environment } from '../config/environment.js';
+import { type Environment, InvalidEnvironmentError } from '../config/environment.js';
 
 const READY_WAIT_MS = 2000;
 
@@ -18,6 +18,8 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
   readonly client?: Redis;
   private readonly subscribers: Redis[] = [];
   private down = false;
+  /** Why REDIS_URL cannot be used as written (a database this Redis does not have). */
+  private refusal?: string;
 
   constructor(config: ConfigService<Environment, true>) {
     const url = config.get('REDIS_URL', { infer: true });
@@ -32,6 +34,7 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
     const timer = setTimeout(() => abort.abort(), READY_WAIT_MS);
     await once(this.client, 'ready', { signal: abort.signal }).catch(() => undefined);
     clearTimeout(timer);
+    if (this.refusal) throw new InvalidEnvironmentError(this.refusal);
   }
 
   /**
@@ -60,6 +63,15 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
 
   private watch(redis: Redis, role: string): Redis {
     redis.on('error', (error: Error) => {
+      // ioredis goes on with database 0 when its SELECT fails: never use another database than
+      // the one named. At start this refuses the start; later (Redis back with fewer
+      // databases), Redis is left out as if unreachable.
+      if (/DB index is out of range/i.test(error.message)) {
+        this.refusal = `Invalid configuration: REDIS_URL names Redis database ${redis.options.db}, which this Redis does not have (its "databases" setting).`;
+        this.logger.error(`${this.refusal} Redis is not used.`);
+        redis.disconnect();
+        return;
+      }
       if (this.down) return;
       this.down = true;
       this.logger.warn(

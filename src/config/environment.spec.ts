@@ -97,6 +97,10 @@ describe('validateEnvironment', () => {
     ],
     [{ TOKEN_SIGNING_KEY: 'not a pem' }, /TOKEN_SIGNING_KEY must be a PEM private key/],
     [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL must be redis:\/\/host:port/],
+    [
+      { REDIS_URL: 'redis://localhost:6379/cache' },
+      /REDIS_URL must be redis:\/\/host:port\[\/db\]/,
+    ],
   ])('refuses %o with one line naming the variable', (raw, message) => {
     let error: unknown;
     try {

@@ -137,8 +137,8 @@ export class Environment {
    * using it, and token-state changes travel by its pub/sub; unset, each process counts alone.
    */
   @IsOptional()
-  @Matches(/^rediss?:\/\/\S+$/, {
-    message: 'REDIS_URL must be redis://host:port[/db] or rediss://…',
+  @Matches(/^rediss?:\/\/[^\s/?#]+(\/[0-9]*)?(\?\S*)?$/, {
+    message: 'REDIS_URL must be redis://host:port[/db] (db a number) or rediss://…',
   })
   REDIS_URL?: string;
 
