@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Module, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Module, Param, Post, Query } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { RawResponse } from '../../src/common/decorators/raw-response.decorator.js';
@@ -35,6 +35,11 @@ class EchoController {
   @Get('query')
   query(@Query() query: unknown) {
     return query;
+  }
+
+  @Get('items/:name')
+  item(@Param('name') name: string) {
+    return { name };
   }
 }
 

@@ -94,6 +94,22 @@ describe('HTTP edges (docs/contract.md §2)', () => {
     });
   });
 
+  it('answers a path parameter holding a NUL 404 before any handler sees it (PostgreSQL refuses it in a lookup: a 500)', async () => {
+    const plain = await request(t.http).get('/test/items/a%20b');
+    expect({ status: plain.status, body: plain.body }).toEqual({
+      status: 200,
+      body: { data: { name: 'a b' } },
+    });
+    const nul = await request(t.http).get('/test/items/a%00b');
+    expect({ status: nul.status, body: nul.body }).toEqual({
+      status: 404,
+      body: {
+        message:
+          'Not found: the path holds a character no stored name has (NUL or an unpaired surrogate).',
+      },
+    });
+  });
+
   it('hides unexpected errors behind a plain 500', async () => {
     const res = await request(t.http).get('/test/boom').expect(500);
     expect(res.body).toEqual(errors.internal);

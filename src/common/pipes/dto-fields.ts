@@ -100,7 +100,7 @@ export function splitUnknownFields(
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Why a string cannot be stored as it was sent, if it cannot. */
-function unstorable(text: string): string | undefined {
+export function unstorable(text: string): string | undefined {
   if (text.includes('\0')) return 'must not contain NUL characters';
   if (LONE_SURROGATE.test(text)) return 'must not contain unpaired surrogates (\\ud800 to \\udfff)';
   return undefined;

@@ -13,12 +13,17 @@ import {
   validateSync,
   type ValidatorOptions,
 } from 'class-validator';
-import { FieldErrors, ValidationFailedException } from '../exceptions/api.exception.js';
+import {
+  FieldErrors,
+  NotFoundApiException,
+  ValidationFailedException,
+} from '../exceptions/api.exception.js';
 import {
   bodyObject,
   isPlainObject,
   mergeFieldErrors,
   NO_FIELD_ERRORS,
+  unstorable,
   unstorableTextErrors,
   splitUnknownFields,
 } from './dto-fields.js';
@@ -168,6 +173,13 @@ export class AppValidationPipe extends ValidationPipe {
     // What Nest's pipe does with a custom decorator's value (@CustomerId(), @CurrentPrincipal()…)
     // when validateCustomDecorators is off: nothing, here without its asynchronous round.
     if (type === 'custom') return value;
+    // A path parameter no stored row can hold (PostgreSQL refuses a NUL outright, a 500 in any
+    // lookup by it): it names nothing. After the guards, so 401 and 403 come first.
+    if (type === 'param' && typeof value === 'string' && unstorable(value)) {
+      throw new NotFoundApiException(
+        'Not found: the path holds a character no stored name has (NUL or an unpaired surrogate).',
+      );
+    }
     if ((type === 'body' || type === 'query') && this.isClass(metadata) && isFlatDto(metatype!)) {
       return this.validateFlat(metatype!, value);
     }
