@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiHideProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, ValidateBy } from 'class-validator';
@@ -33,6 +34,15 @@ function IntegerBetween(min: number, max: number, message: string, tooLarge = me
   });
 }
 
+/**
+ * An integer query parameter from min to max, with one message for anything else (query strings
+ * carry text: decimal digits, leading zeros allowed, become a number). For a list's integer
+ * filters as for `page` and `limit`.
+ */
+export function QueryInteger(min: number, max: number, message: string, tooLarge = message) {
+  return applyDecorators(Transform(toInteger), IntegerBetween(min, max, message, tooLarge));
+}
+
 const PAGE_MESSAGE = 'The page must be a positive integer.';
 const PAGE_TOO_LARGE = `The page must be at most ${Number.MAX_SAFE_INTEGER}.`;
 const LIMIT_MESSAGE = `The limit must be between 1 and ${MAX_PAGE_SIZE}.`;
@@ -40,8 +50,7 @@ const LIMIT_MESSAGE = `The limit must be between 1 and ${MAX_PAGE_SIZE}.`;
 export class PageAttributesDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1, description: '1-indexed page.' })
   @IsOptional()
-  @Transform(toInteger)
-  @IntegerBetween(1, Number.MAX_SAFE_INTEGER, PAGE_MESSAGE, PAGE_TOO_LARGE)
+  @QueryInteger(1, Number.MAX_SAFE_INTEGER, PAGE_MESSAGE, PAGE_TOO_LARGE)
   page?: number;
 
   @ApiPropertyOptional({
@@ -52,8 +61,7 @@ export class PageAttributesDto {
     description: 'Records per page.',
   })
   @IsOptional()
-  @Transform(toInteger)
-  @IntegerBetween(1, MAX_PAGE_SIZE, LIMIT_MESSAGE)
+  @QueryInteger(1, MAX_PAGE_SIZE, LIMIT_MESSAGE)
   limit?: number;
 }
 

@@ -155,6 +155,40 @@ describe('extending: a new event and a declared paged list (both databases)', ()
     });
   });
 
+  describe('GET /v2/catalog/courses/:course_id', () => {
+    const course = (read: string | undefined, id: string) => {
+      const get = request(t.http).get(`/v2/catalog/courses/${id}`);
+      return read ? get.set('authorization', read) : get;
+    };
+
+    it("answers one of the caller's courses with {data}, anything else 404 with its message", async () => {
+      const [alice, bob] = senders;
+      const found = await course(alice.read, '12');
+      expect({ status: found.status, body: found.body }).toEqual({
+        status: 200,
+        body: { data: { course_id: 12, title: 'x', subject: 'science' } },
+      });
+      for (const [read, id] of [
+        [bob.read, '12'],
+        [alice.read, '13'],
+        [alice.read, '012'],
+        [alice.read, 'twelve'],
+      ]) {
+        const missing = await course(read, id);
+        expect({ id, status: missing.status, body: missing.body }).toEqual({
+          id,
+          status: 404,
+          body: { message: 'Course not found.' },
+        });
+      }
+    });
+
+    it('answers 401 without a token and 403 without webhooks:read, also for an unknown course', async () => {
+      expect((await course(undefined, '999')).status).toBe(401);
+      expect((await course(senders[0].write, '999')).status).toBe(403);
+    });
+  });
+
   describe('GET /v2/catalog/courses', () => {
     /** Each sender's courses as the list must answer them: highest course id first. */
     const expected: { id: number; subject: Subject }[][] = [[], []];

@@ -1,10 +1,20 @@
-import { Controller, Get, Injectable, Module, Query } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Injectable, Module, Param, Query } from '@nestjs/common';
+import {
+  ApiNotFoundResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiTags,
+} from '@nestjs/swagger';
+import { InjectRepository } from '@nestjs/typeorm';
 import { IsDefined, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
-import { Column, Entity, PrimaryColumn, type ValueTransformer } from 'typeorm';
+import { Column, Entity, PrimaryColumn, type Repository, type ValueTransformer } from 'typeorm';
 import { CurrentPrincipal } from '../../src/auth/decorators/current-principal.decorator.js';
 import { RequireScopes } from '../../src/auth/decorators/require-scopes.decorator.js';
 import type { Principal } from '../../src/auth/principal.js';
+import { NotFoundApiException } from '../../src/common/exceptions/api.exception.js';
+import { ApiDataResponse } from '../../src/common/openapi/api-response.decorators.js';
+import { ErrorDto } from '../../src/common/openapi/error.dto.js';
 import {
   DatabaseModule,
   defineList,
@@ -121,13 +131,34 @@ export class CourseDto {
 
 @Injectable()
 export class CoursesRepository {
-  constructor(@InjectList(coursesList) private readonly list: PagedList<PublishedCourse>) {}
+  constructor(
+    @InjectList(coursesList) private readonly list: PagedList<PublishedCourse>,
+    @InjectRepository(PublishedCourse) private readonly courses: Repository<PublishedCourse>,
+  ) {}
 
   /** One client's courses, highest course id first, with the exact total; a subject, or all. */
   pageOf(clientId: string, query: CourseQueryDto): Promise<Page<PublishedCourse>> {
     return this.list.page(toPageRequest(query), clientId, { subject: query.subject });
   }
+
+  /** One course of one client, or null. */
+  findOne(clientId: string, courseId: number): Promise<PublishedCourse | null> {
+    return this.courses.findOneBy({ clientId, courseId });
+  }
 }
+
+/**
+ * 404 in the contract's shape, with this resource's own message (the exception filter answers a
+ * plain Nest NotFoundException with its generic one).
+ */
+export class CourseNotFoundException extends NotFoundApiException {
+  constructor() {
+    super('Course not found.');
+  }
+}
+
+/** A course id as the path carries it: a canonical positive integer, or no course at all. */
+const COURSE_ID = /^[1-9][0-9]{0,14}$/;
 
 @ApiTags('catalog')
 @Controller('v2/catalog/courses')
@@ -144,6 +175,22 @@ export class CoursesController {
   ): Promise<Page<CourseDto>> {
     const page = await this.courses.pageOf(principal.clientId, query);
     return page.map(CourseDto.from);
+  }
+
+  @Get(':course_id')
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: 'One published course of the caller.' })
+  @ApiDataResponse(CourseDto)
+  @ApiNotFoundResponse({ type: ErrorDto, description: 'Unknown, or published by another client.' })
+  async one(
+    @Param('course_id') courseId: string,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<CourseDto> {
+    const course = COURSE_ID.test(courseId)
+      ? await this.courses.findOne(principal.clientId, Number(courseId))
+      : null;
+    if (!course) throw new CourseNotFoundException();
+    return CourseDto.from(course);
   }
 }
 
