@@ -28,4 +28,6 @@ if (!existsSync(nestCli)) {
   console.error('build skipped: @nestjs/cli is not installed (install dev dependencies to build)');
   process.exit(existsSync(output) ? 0 : 1);
 }
+// On stderr, so that a command's own output (the CLI's JSON) stays as it is.
+console.error('building dist/ (a source file changed; a minute or two)…');
 execFileSync(process.execPath, [nestCli, 'build'], { cwd: root, stdio: 'inherit' });
