@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { once } from 'node:events';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../../src/database/index.js';
@@ -6,6 +7,9 @@ import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
 import { startServer } from '../support/processes.js';
 import { remoteAuthHeader } from '../support/remote-auth.js';
+
+// A server start, a token through the CLI and a stop: half a minute or more on a loaded machine.
+jest.setTimeout(90_000);
 
 describe('graceful shutdown (SIGTERM to the built server)', () => {
   let database: TestDatabase;
