@@ -122,6 +122,39 @@ describe('Fourth outside review', () => {
     });
     const anonymous = await send('');
     expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toBe('Bearer realm="api"');
+  });
+
+  it('at /oauth/* such a body is 400 invalid_request with no-store, as any body it does not read', async () => {
+    const res = await rawRequest(
+      t,
+      'POST /oauth/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        'Transfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+    );
+    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+      status: 400,
+      // Every 415 there is RFC 6749's 400 for a body it cannot read (CONTRACT §3).
+      body: oauthErrors.invalidRequest(
+        'The request body must be JSON or application/x-www-form-urlencoded.',
+      ),
+    });
+    expect(res.headers['cache-control']).toBe(noStore['cache-control']);
+  });
+
+  it('a NUL in a webhook id is 404 (a lookup by it is a 500 on PostgreSQL), after the token and the scope', async () => {
+    const read = await authHeader(t, ['webhooks:read']);
+    const found = await request(t.http).get('/v2/webhooks/a%00b').set('authorization', read);
+    expect({ status: found.status, body: found.body }).toEqual({
+      status: 404,
+      body: {
+        message:
+          'Not found: the path holds a character no stored name has (NUL or an unpaired surrogate).',
+      },
+    });
+    expect((await request(t.http).get('/v2/webhooks/a%00b')).status).toBe(401);
+    expect((await request(t.http).get('/v2/webhooks/a%00b').set('authorization', all)).status).toBe(
+      403,
+    );
   });
 
   it("the docs' file server refusals say what failed (they were {message: 'Error.'})", async () => {
