@@ -78,16 +78,20 @@ describe('Fourth outside review', () => {
   });
 
   it('a malformed URL under /oauth/ is 400 invalid_request with no-store, as a missing Host', async () => {
-    const res = await rawRequest(
-      t,
-      'POST /oauth/token% HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
-    );
-    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
-      status: 400,
-      body: oauthErrors.invalidRequest('The request URL is malformed.'),
-    });
-    expect(res.headers['cache-control']).toBe(noStore['cache-control']);
-    expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    // In origin form and in absolute form (rewritten to origin form before routing).
+    for (const target of ['/oauth/token%', 'http://x/oauth/token%']) {
+      const res = await rawRequest(
+        t,
+        `POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
+      expect({ target, status: res.status, body: JSON.parse(res.body) }).toEqual({
+        target,
+        status: 400,
+        body: oauthErrors.invalidRequest('The request URL is malformed.'),
+      });
+      expect(res.headers['cache-control']).toBe(noStore['cache-control']);
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    }
   });
 
   it('a CONNECT request is 404 in the contract shape with an id (Node closed it unanswered)', async () => {

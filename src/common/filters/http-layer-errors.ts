@@ -20,12 +20,12 @@ const MESSAGES: Record<number, string> = {
 };
 
 /**
- * The HTTP layer's answer to a request for `url`: the contract's shape, RFC 6749's (with
- * no-store) on the OAuth endpoints, as their other errors.
+ * The HTTP layer's answer to a request for `url` (in origin form): the contract's shape, RFC
+ * 6749's (with no-store) on the OAuth endpoints, as their other errors.
  */
 function answerFor(url: string, status: number, message = MESSAGES[status]): ErrorAnswer {
   const answer: ErrorAnswer = { status, body: { message }, headers: {} };
-  if (!OAUTH_ROUTE.test(originForm(url))) return answer;
+  if (!OAUTH_ROUTE.test(url)) return answer;
   return asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
 }
 
@@ -46,7 +46,8 @@ const ABSOLUTE_FORM = /^https?:\/\/[^/?#]+(?=[/?]|$)/i;
  * (`http://host/oauth/token?x=1`), which a server must accept (RFC 9112 §3.2.2), without its
  * scheme and authority. Fastify's router finds the route of either, but every rule that reads
  * the path itself (the OAuth endpoints' error shape and form bodies, the docs' headers, the log
- * line) reads this one. Fastify's `rewriteUrl`, and the 417 answered before Fastify.
+ * line) reads this one: Fastify's `rewriteUrl` sets it before routing, and the 417, answered
+ * before Fastify, reads it too.
  */
 export function originForm(target: string): string {
   if (target.charCodeAt(0) === 47) return target; // '/'
@@ -119,7 +120,8 @@ export function frameworkErrors(headers: Record<string, string>) {
 export function expectationFailed(fastify: FastifyInstance, headers: Record<string, string>) {
   return (raw: IncomingMessage, response: ServerResponse) => {
     const id = requestIdOf(raw);
-    const answer = answerFor(raw.url ?? '', 417);
+    // Before Fastify, so before its rewriteUrl: the target as sent.
+    const answer = answerFor(originForm(raw.url ?? ''), 417);
     response.writeHead(answer.status, {
       ...headers,
       ...answer.headers,
