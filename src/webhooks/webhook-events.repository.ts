@@ -87,12 +87,8 @@ export class WebhookEventsRepository {
     after: FailedEvent | undefined,
     limit: number,
   ): Promise<FailedEvent[]> {
-    const query = this.db.dataSource
-      .getRepository(WebhookEvent)
-      .createQueryBuilder('e')
+    const query = this.failedBeforeQuery(before)
       .select(['e.id', 'e.lastAttemptAt'])
-      .where('e.status = :status', { status: 'failed' })
-      .andWhere('e.lastAttemptAt < :before', { before })
       .orderBy('e.lastAttemptAt', 'ASC')
       .addOrderBy('e.id', 'ASC')
       .limit(limit);
@@ -110,12 +106,16 @@ export class WebhookEventsRepository {
 
   /** How many events are failed with a last attempt before `before` (what a replay will read). */
   countFailedBefore(before: Date): Promise<number> {
+    return this.failedBeforeQuery(before).getCount();
+  }
+
+  /** The events a replay started at `before` reads: failed, last attempted before it. */
+  private failedBeforeQuery(before: Date) {
     return this.db.dataSource
       .getRepository(WebhookEvent)
       .createQueryBuilder('e')
       .where('e.status = :status', { status: 'failed' })
-      .andWhere('e.lastAttemptAt < :before', { before })
-      .getCount();
+      .andWhere('e.lastAttemptAt < :before', { before });
   }
 
   /**
