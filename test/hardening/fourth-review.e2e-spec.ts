@@ -167,6 +167,9 @@ describe('Fourth outside review', () => {
       status: 416,
       body: { message: 'The requested range is not within the file.' },
     });
+    // The file's length, so that the client can ask again within it (RFC 9110 §15.5.17).
+    const whole = await request(t.http).get('/docs/swagger-ui.css');
+    expect(range.headers['content-range']).toBe(`bytes */${Buffer.byteLength(whole.text)}`);
     const precondition = await request(t.http)
       .get('/docs/swagger-ui.css')
       .set('if-match', '"nope"');

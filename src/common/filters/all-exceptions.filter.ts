@@ -122,14 +122,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = fromFileServer403(exception) ? 404 : exception.getStatus();
       if (status >= 500) this.logUnexpected(exception, request);
-      return plain(status, status === 429 ? { 'Retry-After': '60' } : {});
+      return plain(status, status === 429 ? { 'Retry-After': '60' } : fileLength(exception));
     }
     const statusCode = (exception as { statusCode?: unknown })?.statusCode;
     if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
       // Fastify's own errors: body parsing, content type, body size.
       return exception instanceof BodyParseError
         ? { status: exception.statusCode, body: { message: exception.message }, headers: {} }
-        : plain(statusCode);
+        : plain(statusCode, fileLength(exception));
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn({ err: exception, reqId: request.id }, 'database unavailable');
@@ -152,6 +152,18 @@ export class AllExceptionsFilter implements ExceptionFilter {
 function fromFileServer403(exception: HttpException): boolean {
   const cause = exception.cause as { statusCode?: unknown } | undefined;
   return exception.getStatus() === 403 && typeof cause?.statusCode === 'number';
+}
+
+/**
+ * The docs' file server's 416 carries `Content-Range` with the file's length, so that a client
+ * can ask again within the file (RFC 9110 §15.5.17); the error body is ours, that header is kept.
+ */
+function fileLength(exception: unknown): Record<string, string> {
+  const error = exception instanceof HttpException ? exception.cause : exception;
+  const range = (error as { headers?: Record<string, unknown> } | undefined)?.headers?.[
+    'Content-Range'
+  ];
+  return typeof range === 'string' ? { 'Content-Range': range } : {};
 }
 
 function plain(status: number, headers: Record<string, string> = {}): ErrorAnswer {
