@@ -7,6 +7,7 @@ import { authHeader } from '../support/auth.js';
 import { bearerChallenges, errors } from '../support/responses.js';
 import { CreateCourseCatalog1764000000000 } from './1764000000000-CreateCourseCatalog.js';
 import { CourseCatalogModule, PublishedCourse, type Subject } from './course-catalog.module.js';
+import { CoursesByTitle } from './courses-by-title.js';
 
 /**
  * The worked example of docs/extending.md: a module written only from the docs, booted beside
@@ -67,8 +68,9 @@ describe('extending: a new event and a declared paged list (both databases)', ()
   });
 
   it.each([
-    ['Add a paged resource', 6],
+    ['Add a paged resource', 7],
     ['Add a webhook event', 3],
+    ['Test a module', 2],
   ])('is the code docs/extending.md\'s "%s" shows', (title, count) => {
     const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
     const doc = read('../../docs/extending.md');
@@ -77,7 +79,12 @@ describe('extending: a new event and a declared paged list (both databases)', ()
     const section = doc.slice(doc.indexOf(heading), end === -1 ? undefined : end);
     const snippets = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
     // As the files would be in src/course-catalog/: imports relative to src/.
-    const code = ['./course-catalog.module.ts', './1764000000000-CreateCourseCatalog.ts']
+    const code = [
+      './course-catalog.module.ts',
+      './1764000000000-CreateCourseCatalog.ts',
+      './courses-by-title.ts',
+      './course-catalog.e2e-spec.ts',
+    ]
       .map((path) => read(path).replaceAll("'../../src/", "'../"))
       .join('\n');
     expect(snippets.length).toBe(count);
@@ -259,6 +266,18 @@ describe('extending: a new event and a declared paged list (both databases)', ()
       for (const subject of ['maths', 'science', 'languages'] as const) {
         expect(await walk(0, 3, subject)).toEqual(ids(0, subject));
       }
+    });
+
+    it("pages them by title with findAndCount, as the docs' list in another order does", async () => {
+      const byTitle = new CoursesByTitle(t.db.getRepository(PublishedCourse));
+      const second = await byTitle.pageOf(senders[1].clientId, {
+        result_mode: { mode: 'paginated', attributes: { page: 2, limit: 2 } },
+      });
+      expect(second.items.map((course) => course.title)).toEqual(['C6']);
+      expect({ total: second.total, request: second.request }).toEqual({
+        total: 3,
+        request: { page: 2, limit: 2, offset: 2 },
+      });
     });
 
     it('places every page exactly, across blocks and superblocks', async () => {

@@ -106,7 +106,7 @@ export const coursesList = defineList({
   appendChanges: true,
 });
 
-/** The paging parameters of every list, and this one's filter. */
+/** The paging parameters of every list, and this one's filter; then what an item answers. */
 export class CourseQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: SUBJECTS, description: 'Only the courses of this subject.' })
   @IsOptional()
