@@ -98,7 +98,7 @@ export class WebhookProcessor {
           return row;
         }
         const first = await this.events.findByKey(manager, row);
-        return first.status === 'failed' ? this.retry(manager, first) : first;
+        return first.status === 'failed' ? (await this.retry(manager, first)).row : first;
       });
     } catch (error) {
       if (!(error instanceof HandlerFailure)) throw error;
@@ -108,7 +108,9 @@ export class WebhookProcessor {
 
   /**
    * Re-runs one failed event; a processed one is left alone ('skipped'), and so is one deleted
-   * while the replay ran (a prune beside it): it is gone, there is nothing left to process.
+   * while the replay ran (a prune beside it): it is gone, there is nothing left to process. One
+   * that another claimer (a replay beside this one, a redelivery) took first is skipped too: its
+   * outcome is that claimer's.
    */
   async replay(id: string): Promise<ReplayOutcome> {
     const row = await this.events.findById(id);
@@ -116,7 +118,9 @@ export class WebhookProcessor {
     if (row.status !== 'failed') return { id, row, result: 'skipped' };
     let settled: WebhookEvent | null;
     try {
-      settled = await this.db.transaction((manager) => this.retry(manager, row));
+      const retried = await this.db.transaction((manager) => this.retry(manager, row));
+      if (!retried.claimed) return { id, row: retried.row, result: 'skipped' };
+      settled = retried.row;
     } catch (error) {
       // retry() re-reads the row it could not claim: deleted since it was read above.
       if (error instanceof EntityNotFoundError) return { id, row: null, result: 'skipped' };
@@ -183,12 +187,16 @@ export class WebhookProcessor {
 
   /**
    * Claims a failed event and runs its handler again inside `manager`'s transaction. Resolves to
-   * the processed row, or to the row as another claimer left it; a handler failure is thrown.
+   * the processed row (`claimed`), or to the row as another claimer left it; a handler failure
+   * is thrown.
    */
-  private async retry(manager: EntityManager, failed: WebhookEvent): Promise<WebhookEvent> {
+  private async retry(
+    manager: EntityManager,
+    failed: WebhookEvent,
+  ): Promise<{ row: WebhookEvent; claimed: boolean }> {
     const claimed = await this.events.claimFailed(manager, failed.id);
     const row = await this.events.findByIdIn(manager, failed.id);
-    if (!claimed) return row;
+    if (!claimed) return { row, claimed };
 
     const webhook = this.registry.find(row.event);
     if (!webhook) {
@@ -206,7 +214,7 @@ export class WebhookProcessor {
       clientId: row.clientId,
       attempt: row.attempts,
     });
-    return row;
+    return { row, claimed };
   }
 
   /**

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
+import { WebhookProcessor } from '../../src/webhooks/webhook-processor.js';
 import { WebhookRegistry } from '../../src/webhooks/webhook-registry.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
@@ -118,6 +119,19 @@ describe('a failing webhook handler (test-only event module)', () => {
     expect(flaky.runs).toBe(1);
     expect(await row(id)).toMatchObject({ status: 'processed', attempts: 2 });
     expect(await jobs(2)).toBe(1);
+  });
+
+  it('replays a failed event once when two replays run together; the one that lost it says skipped', async () => {
+    const id = (await deliver(7).expect(500)).body.id as string;
+    flaky.failing = false;
+    flaky.runs = 0;
+
+    const processor = t.app.get(WebhookProcessor);
+    const outcomes = await Promise.all([processor.replay(id), processor.replay(id)]);
+    expect(outcomes.map((outcome) => outcome.result).sort()).toEqual(['processed', 'skipped']);
+    expect(flaky.runs).toBe(1);
+    expect(await row(id)).toMatchObject({ status: 'processed', attempts: 2 });
+    expect(await jobs(7)).toBe(1);
   });
 
   it('keeps one failed row for 20 simultaneous failing deliveries, counting every run', async () => {
