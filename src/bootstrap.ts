@@ -1,5 +1,6 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
 import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { OAUTH_ROUTE } from './common/oauth-routes.js';
@@ -152,11 +153,11 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     done();
   });
   fastify.addHook('onRequest', (request, reply, done) => {
-    reply
-      .headers(request.url.startsWith(DOCS_PATH) ? DOCS_HEADERS : API_HEADERS)
-      .header('x-request-id', request.id);
+    const docs = request.url.startsWith(DOCS_PATH);
+    reply.headers(docs ? DOCS_HEADERS : API_HEADERS).header('x-request-id', request.id);
     const refused = headStatus(request.raw);
     if (refused) return refuseHead(reply, refused);
+    if (docs && !onDocsPage(request)) return reply.callNotFound();
     if (!closing) return done();
     void reply
       .code(503)
@@ -214,6 +215,25 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     yamlDocumentUrl: 'docs/openapi.yaml',
   });
   return app;
+}
+
+/** What the Swagger UI page at DOCS_PATH loads from the docs' file server. */
+const DOCS_PAGE_FILES = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'favicon-32x32.png',
+  'favicon-16x16.png',
+]);
+
+/**
+ * Whether a request under DOCS_PATH is for the page, its document or a file the page loads: the
+ * docs' file server would serve the whole swagger-ui-dist folder (its package.json, source maps,
+ * a sample page pointing at a server elsewhere).
+ */
+function onDocsPage(request: FastifyRequest): boolean {
+  if (request.routeOptions.url !== `${DOCS_PATH}/*`) return true;
+  return DOCS_PAGE_FILES.has((request.params as { '*': string })['*']);
 }
 
 /** A body of a content type the route does not read (the exception filter words the 415). */

@@ -31,7 +31,11 @@ export class WebhookSignatureException extends ApiException {
 }
 
 const HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
-const TIMESTAMP = /^[0-9]{1,12}$/;
+/**
+ * Unix seconds in their one canonical spelling: the library reads the header with parseInt() but
+ * signs it as sent, so `0<now>` (a leading zero) would be accepted as `<now>`, over another text.
+ */
+const TIMESTAMP = /^(0|[1-9][0-9]{0,11})$/;
 /** Space-separated `<version>,<signature>` pairs; the library checks the `v1` ones. */
 const SIGNATURE_LIST = /^[^\s,]+,[^\s,]+( [^\s,]+,[^\s,]+)*$/;
 

@@ -158,9 +158,13 @@ function attemptOf(name: string): AttemptClass {
   return Attempt;
 }
 
-/** The one Authorization header of the request, if any; two are refused. */
+/**
+ * The one Authorization header of the request, if any; two are refused. Its scheme and
+ * credentials come one space apart, as passport-http-bearer reads them: RFC 6750 §2.1 allows
+ * several (`"Bearer" 1*SP b64token`).
+ */
 export function singleAuthorization(raw: IncomingMessage): string | undefined {
   const [authorization, another] = authorizationHeaders(raw);
   if (another !== undefined) throw new RepeatedAuthorizationException();
-  return authorization;
+  return authorization?.includes('  ') ? authorization.replace(/^(\S+) +/, '$1 ') : authorization;
 }

@@ -36,10 +36,31 @@ export class ValidationFailedException extends RefusedInputException {
   }
 
   override body() {
-    const errors = Object.fromEntries(Object.entries(this.errors).slice(0, MAX_FIELD_ERRORS));
-    return { message: this.message, errors };
+    const errors = new Map<string, string[]>();
+    for (const [path, messages] of Object.entries(this.errors).slice(0, MAX_FIELD_ERRORS)) {
+      const shown = shownPath(path);
+      const named = shown === path ? messages : messages.map((m) => m.split(path).join(shown));
+      errors.set(shown, [...(errors.get(shown) ?? []), ...named]);
+    }
+    return { message: this.message, errors: Object.fromEntries(errors) };
   }
 }
+
+/** The longest field path a 422 echoes whole; a longer one (a caller's key) is cut, with `…`. */
+export const MAX_SHOWN_PATH = 200;
+
+/**
+ * A field path as a 422 names it: at most MAX_SHOWN_PATH characters, and well-formed text (a
+ * caller's key may hold a lone surrogate, `"\ud800"`, which strict JSON parsers refuse to read:
+ * it is shown as U+FFFD). Otherwise a 1 MiB key would be echoed twice, key and message.
+ */
+function shownPath(path: string): string {
+  const cut = path.length > MAX_SHOWN_PATH ? `${path.slice(0, MAX_SHOWN_PATH - 1)}…` : path;
+  return cut.replace(LONE_SURROGATES, '\uFFFD');
+}
+
+/** UTF-16 surrogates without their pair (with the `u` flag, a pair is one code point). */
+const LONE_SURROGATES = /\p{Cs}/gu;
 
 export class NotFoundApiException extends ApiException {
   readonly status = 404;

@@ -1,0 +1,110 @@
+import request from 'supertest';
+import { createCustomer } from '../factories/customer.factory.js';
+import { authHeader } from '../support/auth.js';
+import { startTestApp, TestApp } from '../support/app.js';
+import { errors } from '../support/responses.js';
+
+/**
+ * What a fifth outside review found (docs/contract.md §2, §4): refusals a stock client could not
+ * read or that grew with the caller's keys, a bearer header RFC 6750 allows, and files of the
+ * docs' server that are not the docs.
+ */
+describe('fifth outside review', () => {
+  let t: TestApp;
+  let write: string;
+  let customerId: number;
+  beforeAll(async () => {
+    t = await startTestApp();
+    write = await authHeader(t, ['customers:write', 'customers:read']);
+    customerId = (await createCustomer(t, { name: 'A', type: 'plc' })).id;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const putCompany = (body: string) =>
+    request(t.http)
+      .put(`/v2/customers/${customerId}/company`)
+      .set('authorization', write)
+      .set('content-type', 'application/json')
+      .send(body);
+
+  describe('a 422 names a caller-chosen field so that any JSON client can read it, briefly', () => {
+    it('a field name over 200 characters is cut, with an ellipsis (a 1 MB key was echoed twice)', async () => {
+      const key = 'k'.repeat(100_000);
+      const res = await putCompany(JSON.stringify({ name: 'Acme', type: 'plc', [key]: 1 }));
+      const shown = `${'k'.repeat(199)}…`;
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 422,
+        body: errors.invalid({ [shown]: [`The ${shown} field is not allowed.`] }),
+      });
+      expect(res.text.length).toBeLessThan(1000);
+    });
+
+    it('a lone surrogate in a field name is shown as U+FFFD (strict JSON parsers refuse it)', async () => {
+      const res = await putCompany('{"name":"Acme","type":"plc","\\ud800x":1,"a\\udfff":2}');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 422,
+        body: errors.invalid({
+          '\uFFFDx': ['The \uFFFDx field is not allowed.'],
+          'a\uFFFD': ['The a\uFFFD field is not allowed.'],
+        }),
+      });
+      expect(res.text).not.toMatch(/\\ud[89a-f]/i);
+    });
+
+    it('a field name with a surrogate pair (an emoji) is shown as sent', async () => {
+      const res = await putCompany('{"name":"Acme","type":"plc","🙂":1}');
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual({ '🙂': ['The 🙂 field is not allowed.'] });
+    });
+  });
+
+  it('accepts several spaces between Bearer and the token (RFC 6750 §2.1: 1*SP)', async () => {
+    const token = write.slice('Bearer '.length);
+    for (const authorization of [`Bearer  ${token}`, `bearer   ${token}`]) {
+      const res = await request(t.http)
+        .get(`/v2/customers/${customerId}/company`)
+        .set('authorization', authorization);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 200,
+        body: { data: { name: 'A', type: 'plc' } },
+      });
+    }
+  });
+
+  it("serves only the Swagger UI page's files under /docs, not the rest of its package", async () => {
+    for (const path of [
+      '/docs',
+      '/docs/openapi.json',
+      '/docs/openapi.yaml',
+      '/docs/swagger-ui-init.js',
+      '/docs/swagger-ui.css',
+      '/docs/swagger-ui-bundle.js',
+      '/docs/swagger-ui-standalone-preset.js',
+      '/docs/favicon-32x32.png',
+      '/docs/favicon-16x16.png',
+    ]) {
+      expect({ path, status: (await request(t.http).get(path)).status }).toEqual({
+        path,
+        status: 200,
+      });
+    }
+    // Its package.json, README, source maps, and a sample page pointing at another server.
+    for (const path of [
+      '/docs/package.json',
+      '/docs/README.md',
+      '/docs/index.js',
+      '/docs/swagger-ui-bundle.js.map',
+      '/docs/swagger-initializer.js',
+      '/docs/package.json?x=1',
+    ]) {
+      const res = await request(t.http).get(path);
+      expect({ path, status: res.status, body: res.body }).toEqual({
+        path,
+        status: 404,
+        body: errors.routeNotFound,
+      });
+    }
+  });
+});
