@@ -159,6 +159,8 @@ describe('Hostile input (CONTRACT §2)', () => {
       expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status, body });
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.headers['x-request-id']).toMatch(GENERATED_ID);
+      // RFC 9110 §6.6.1: an origin server with a clock dates its 4xx answers, these too.
+      expect(Math.abs(Date.parse(res.headers.date) - Date.now())).toBeLessThan(60_000);
     }
 
     it('a customer_id too long to be an id is 404 like any id no customer has, not 414', async () => {

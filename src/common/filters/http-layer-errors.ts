@@ -184,6 +184,8 @@ function rawAnswer(
     'content-type': 'application/json; charset=utf-8',
     'content-length': String(Buffer.byteLength(text)),
     'x-request-id': id,
+    // An origin server with a clock sends Date on every 4xx (RFC 9110 §6.6.1), as Node does.
+    date: new Date().toUTCString(),
     connection: 'close',
   };
   const head = Object.entries(fields).map(([name, value]) => `${name}: ${value}\r\n`);
