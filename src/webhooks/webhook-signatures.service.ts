@@ -32,8 +32,9 @@ export class WebhookSignatureException extends ApiException {
 
 const HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
 /**
- * Unix seconds in their one canonical spelling: the library reads the header with parseInt() but
- * signs it as sent, so `0<now>` (a leading zero) would be accepted as `<now>`, over another text.
+ * Unix seconds in their one canonical spelling: the library reads the header with parseInt() and
+ * checks the signature over the number it read, so `0<now>` (a leading zero) would be checked over
+ * `<now>`, not over the header as sent (docs/contract.md §6).
  */
 const TIMESTAMP = /^(0|[1-9][0-9]{0,11})$/;
 /** Space-separated `<version>,<signature>` pairs; the library checks the `v1` ones. */

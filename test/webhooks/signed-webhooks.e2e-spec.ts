@@ -151,8 +151,8 @@ describe('signed webhooks (Standard Webhooks, per client)', () => {
     it('refuses malformed signature headers', async () => {
       const body = text(attemptCompleted());
       const headers = signed(secret, body);
-      // A leading zero too: the library reads the number (parseInt) but signs the text as sent,
-      // so `0<now>` was accepted only when signed over `<now>`, another text than the header.
+      // A leading zero too: the library reads the number (parseInt) and checks the signature over
+      // it, so `0<now>` was accepted only when signed over `<now>`, not over the header as sent.
       for (const timestamp of [
         'soon',
         '17e8',
