@@ -168,6 +168,15 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // An Expect other than 100-continue: Node answers 417 itself, with no body, id or headers,
   // unless the server listens for it (CONTRACT §2: the HTTP layer's errors in the same shape).
   fastify.server.on('checkExpectation', expectationFailed(fastify, API_HEADERS));
+  // Expect: 100-continue is answered when the body is about to be read, after the route's checks
+  // that come before it (a bearer header missing or ill-formed: CONTRACT §2), not on arrival:
+  // a request refused before its body gets its answer, not an invitation to send the body (Node
+  // then closes that connection, whose unsent body would otherwise follow).
+  fastify.server.on('checkContinue', (req, res) => fastify.server.emit('request', req, res));
+  fastify.addHook('preParsing', (request, reply, payload, done) => {
+    if (request.headers.expect !== undefined && !reply.raw.headersSent) reply.raw.writeContinue();
+    done(null, payload);
+  });
   // A CONNECT request: Node closes the connection without a word unless the server listens.
   fastify.server.on('connect', connectRefused(fastify, API_HEADERS));
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.

@@ -1,7 +1,10 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import request from 'supertest';
 import { createCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
+import { rawRequest } from '../support/raw-http.js';
 import { errors } from '../support/responses.js';
 
 /**
@@ -71,6 +74,37 @@ describe('fifth outside review', () => {
         body: { data: { name: 'A', type: 'plc' } },
       });
     }
+  });
+
+  describe('Expect: 100-continue is answered only when the body is wanted', () => {
+    const body = '{"name":"Acme","type":"charity"}';
+    const head = (authorization: string) =>
+      `PUT /v2/customers/${customerId}/company HTTP/1.1\r\nHost: x\r\n${authorization}` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+      `Expect: 100-continue\r\nConnection: close\r\n\r\n`;
+
+    it('no bearer header: 401 at once, no 100 Continue, and the connection is closed', async () => {
+      const res = await rawRequest(t, head(''));
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 401,
+        body: errors.unauthenticated,
+      });
+      expect(res.headers.connection).toBe('close');
+    });
+
+    it('a bearer header: 100 Continue, then the body is read and answered', async () => {
+      const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as { port: number };
+      const socket = connect(port, '127.0.0.1');
+      let data = '';
+      socket.on('data', (chunk) => (data += String(chunk)));
+      socket.write(head(`Authorization: ${write}\r\n`));
+      while (!data.includes('\r\n\r\n')) await once(socket, 'data');
+      expect(data).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      socket.write(body);
+      await once(socket, 'close');
+      expect(data.split('\r\n\r\n')[1]).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(data.endsWith('{"data":{"name":"Acme","type":"charity"}}')).toBe(true);
+    });
   });
 
   it("serves only the Swagger UI page's files under /docs, not the rest of its package", async () => {

@@ -14,7 +14,7 @@ describe('Operator review (docs/operations.md)', () => {
     await database.drop();
   });
 
-  it('SIGTERM with a client stalled half-way through its body still closes the database and exits 0 within 10 s', async () => {
+  it('SIGTERM with a client stalled half-way through its body still closes the database and exits 0, not at the watchdog', async () => {
     // Before: the stalled upload held app.close() open until the 10 s watchdog, which exited 1
     // without closing the database ("stop after SIGTERM took over 10 s; exiting").
     const server = await startServer({ DATABASE_URL: database.url, LOG_LEVEL: 'info' });
@@ -32,14 +32,13 @@ describe('Operator review (docs/operations.md)', () => {
       `POST /v2/customers HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${auth}\r\n` +
         'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
     );
-    // The server has the head (a request it logs once answered), so the request counts as taken.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Once another connection, opened after these bytes were sent, has its answer, the server
+    // has read them: the stalled request is in flight.
+    expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200);
 
     const exited = once(server.child, 'exit');
-    const termAt = Date.now();
     server.child.kill('SIGTERM');
     const [code] = (await exited) as [number | null];
-    const tookMs = Date.now() - termAt;
     await socketClosed;
 
     const lines = server
@@ -47,8 +46,9 @@ describe('Operator review (docs/operations.md)', () => {
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as { msg: string });
+    // Not the 10 s watchdog's exit 1 ("stop after SIGTERM took over 10 s"): the stalled
+    // connection was cut at 8 s, and the stop ended clean.
     expect({ code, last: lines.at(-1)?.msg }).toEqual({ code: 0, last: 'stopped' });
-    expect(tookMs).toBeLessThan(10_000);
     expect(answer).toBe('');
   }, 60_000);
 });
