@@ -47,8 +47,8 @@ describe('graceful shutdown (SIGTERM to the built server)', () => {
     server.child.kill('SIGTERM');
     const results = await Promise.all(inFlight);
     const [code] = (await exited) as [number | null];
+    // 0, not the 10 s watchdog's 1: the stop finished its requests and closed in time.
     expect(code).toBe(0);
-    expect(Date.now() - termAt).toBeLessThan(10_000);
 
     // Requests the server had taken in were answered 200, some of them after SIGTERM; requests
     // that reached it after SIGTERM (on kept-alive connections) were refused with a 503.
