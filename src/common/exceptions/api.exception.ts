@@ -56,11 +56,8 @@ export const MAX_SHOWN_PATH = 200;
  */
 function shownPath(path: string): string {
   const cut = path.length > MAX_SHOWN_PATH ? `${path.slice(0, MAX_SHOWN_PATH - 1)}…` : path;
-  return cut.replace(LONE_SURROGATES, '\uFFFD');
+  return cut.toWellFormed();
 }
-
-/** UTF-16 surrogates without their pair (with the `u` flag, a pair is one code point). */
-const LONE_SURROGATES = /\p{Cs}/gu;
 
 export class NotFoundApiException extends ApiException {
   readonly status = 404;

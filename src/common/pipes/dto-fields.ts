@@ -96,13 +96,11 @@ export function splitUnknownFields(
   return { known, errors: asFieldErrors(errors) };
 }
 
-/** A UTF-16 surrogate without its pair: JSON's `\ud800` escape, which no UTF-8 text can hold. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /** Why a string cannot be stored as it was sent, if it cannot. */
 export function unstorable(text: string): string | undefined {
   if (text.includes('\0')) return 'must not contain NUL characters';
-  if (LONE_SURROGATE.test(text)) return 'must not contain unpaired surrogates (\\ud800 to \\udfff)';
+  // A UTF-16 surrogate without its pair (JSON's `\ud800` escape): no UTF-8 text can hold one.
+  if (!text.isWellFormed()) return 'must not contain unpaired surrogates (\\ud800 to \\udfff)';
   return undefined;
 }
 
