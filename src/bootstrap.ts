@@ -1,6 +1,6 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
 import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { OAUTH_ROUTE } from './common/oauth-routes.js';
@@ -153,11 +153,11 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     done();
   });
   fastify.addHook('onRequest', (request, reply, done) => {
-    const docs = request.url.startsWith(DOCS_PATH);
-    reply.headers(docs ? DOCS_HEADERS : API_HEADERS).header('x-request-id', request.id);
+    reply
+      .headers(request.url.startsWith(DOCS_PATH) ? DOCS_HEADERS : API_HEADERS)
+      .header('x-request-id', request.id);
     const refused = headStatus(request.raw);
     if (refused) return refuseHead(reply, refused);
-    if (docs && !onDocsPage(request)) return reply.callNotFound();
     if (!closing) return done();
     void reply
       .code(503)
@@ -173,9 +173,11 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // a request refused before its body gets its answer, not an invitation to send the body (Node
   // then closes that connection, whose unsent body would otherwise follow).
   fastify.server.on('checkContinue', (req, res) => fastify.server.emit('request', req, res));
-  fastify.addHook('preParsing', (request, reply, payload, done) => {
-    if (request.headers.expect !== undefined && !reply.raw.headersSent) reply.raw.writeContinue();
-    done(null, payload);
+  // Hooks of one kind of route, added to those routes alone as they are registered (the app's
+  // at init, after this; the docs' file server's below), not run for every request.
+  fastify.addHook('onRoute', (route) => {
+    if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
+    else if (readsBody(route.method)) addRouteHook(route, 'preParsing', continueOnRead);
   });
   // A CONNECT request: Node closes the connection without a word unless the server listens.
   fastify.server.on('connect', connectRefused(fastify, API_HEADERS));
@@ -236,13 +238,37 @@ const DOCS_PAGE_FILES = new Set([
 ]);
 
 /**
- * Whether a request under DOCS_PATH is for the page, its document or a file the page loads: the
- * docs' file server would serve the whole swagger-ui-dist folder (its package.json, source maps,
- * a sample page pointing at a server elsewhere).
+ * The docs' file server finds only what the page loads: it would serve the whole
+ * swagger-ui-dist folder (its package.json, source maps, a sample page pointing at a server
+ * elsewhere).
  */
-function onDocsPage(request: FastifyRequest): boolean {
-  if (request.routeOptions.url !== `${DOCS_PATH}/*`) return true;
-  return DOCS_PAGE_FILES.has((request.params as { '*': string })['*']);
+function onlyDocsPageFiles(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+  if (DOCS_PAGE_FILES.has((request.params as { '*': string })['*'])) return done();
+  void reply.callNotFound();
+}
+
+/** 100 Continue to a client waiting for it (Expect: 100-continue), as its body is read. */
+function continueOnRead(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: RequestPayload,
+  done: (error: null, payload: RequestPayload) => void,
+) {
+  if (request.headers.expect !== undefined) reply.raw.writeContinue();
+  done(null, payload);
+}
+
+/** A route whose method carries a body Fastify reads (not GET or HEAD). */
+function readsBody(method: RouteOptions['method']): boolean {
+  return [method].flat().some((m) => m !== 'GET' && m !== 'HEAD');
+}
+
+function addRouteHook<Name extends 'onRequest' | 'preParsing'>(
+  route: RouteOptions,
+  name: Name,
+  hook: NonNullable<RouteOptions[Name]>,
+) {
+  route[name] = [route[name] ?? [], hook].flat() as RouteOptions[Name];
 }
 
 /** A body of a content type the route does not read (the exception filter words the 415). */
