@@ -5,7 +5,7 @@ import { createCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { rawRequest } from '../support/raw-http.js';
-import { errors } from '../support/responses.js';
+import { errors, oauthErrors } from '../support/responses.js';
 
 /**
  * What a fifth outside review found (docs/contract.md §2, §4): refusals a stock client could not
@@ -73,6 +73,17 @@ describe('fifth outside review', () => {
         status: 200,
         body: { data: { name: 'A', type: 'plc' } },
       });
+      // Also where the header is checked before the body (CONTRACT §2): the body is then read,
+      // and a malformed one is 400, not the 401 of an ill-formed header.
+      const put = await request(t.http)
+        .put(`/v2/customers/${customerId}/company`)
+        .set('authorization', authorization)
+        .set('content-type', 'application/json')
+        .send('{"name":');
+      expect({ status: put.status, body: put.body }).toEqual({
+        status: 400,
+        body: errors.malformedJson,
+      });
     }
   });
 
@@ -92,18 +103,40 @@ describe('fifth outside review', () => {
       expect(res.headers.connection).toBe('close');
     });
 
-    it('a bearer header: 100 Continue, then the body is read and answered', async () => {
+    /** Sends `head`, waits for its first answer, then sends `content`; all the server wrote. */
+    async function continued(requestHead: string, content: string) {
       const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as { port: number };
       const socket = connect(port, '127.0.0.1');
       let data = '';
       socket.on('data', (chunk) => (data += String(chunk)));
-      socket.write(head(`Authorization: ${write}\r\n`));
+      socket.write(requestHead);
       while (!data.includes('\r\n\r\n')) await once(socket, 'data');
-      expect(data).toBe('HTTP/1.1 100 Continue\r\n\r\n');
-      socket.write(body);
+      const first = data;
+      socket.write(content);
       await once(socket, 'close');
-      expect(data.split('\r\n\r\n')[1]).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-      expect(data.endsWith('{"data":{"name":"Acme","type":"charity"}}')).toBe(true);
+      return { first, final: data.slice(first.length) };
+    }
+
+    it('a bearer header: 100 Continue, then the body is read and answered', async () => {
+      const { first, final } = await continued(head(`Authorization: ${write}\r\n`), body);
+      expect(first).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      expect(final).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(final.endsWith('{"data":{"name":"Acme","type":"charity"}}')).toBe(true);
+    });
+
+    it('at /oauth/token, whose credentials are in the body: 100 Continue, then the answer', async () => {
+      const form = '{"grant_type":"client_credentials"}';
+      const { first, final } = await continued(
+        'POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+          `Content-Length: ${form.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+        form,
+      );
+      expect(first).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      expect(final).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(JSON.parse(final.slice(final.indexOf('\r\n\r\n') + 4))).toEqual(
+        // The body was read: its grant_type is taken, the next parameter is named.
+        oauthErrors.missingParameter('scope'),
+      );
     });
   });
 
