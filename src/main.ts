@@ -42,6 +42,7 @@ async function main() {
     const exit = (code: number) => {
       if (exiting) return;
       exiting = true;
+      clearTimeout(force);
       exitOnceLogged(logger, code);
     };
     const force = setTimeout(() => {

@@ -55,9 +55,19 @@ export function exitOnceLogged(logger: Logger, code: number): void {
   process.exitCode = code;
   setTimeout(() => process.exit(code), LAST_LINES_MS).unref();
   const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
-    | { fd?: unknown; end?: () => void; once?: (event: string, listener: () => void) => void }
+    | {
+        fd?: unknown;
+        destroyed?: boolean;
+        write: (line: string) => boolean;
+        end?: () => void;
+        once?: (event: string, listener: () => void) => void;
+      }
     | undefined;
   if (typeof stream?.fd === 'number' && stream.end && stream.once) {
+    // A line logged once the destination has closed (a request cut by the stop, finishing its
+    // error path) is dropped: sonic-boom would throw, and that uncaught error exited 1.
+    const write = stream.write.bind(stream);
+    stream.write = (line) => (stream.destroyed ? true : write(line));
     stream.once('close', () => process.exit(code));
     stream.end();
     return;
