@@ -41,14 +41,13 @@ describe('auth CLI commands', () => {
   const status = async (token: string) =>
     (await request(t.http).get('/test/protected').set('authorization', `Bearer ${token}`)).status;
 
-  /** The running app learns of a change made by another process within REVOCATION_REFRESH_MS. */
-  const refusedWithin5s = async (token: string) => {
-    const start = Date.now();
-    while ((await status(token)) === 200 && Date.now() - start < 6000) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  /**
+   * The running app learns of a change made by another process (at its next refresh, every
+   * REVOCATION_REFRESH_MS): polled until it does, within the test's timeout.
+   */
+  const refusedOnceLearned = async (token: string) => {
+    while ((await status(token)) === 200) await new Promise((r) => setTimeout(r, 50));
     expect(await status(token)).toBe(401);
-    expect(Date.now() - start).toBeLessThan(5000);
   };
 
   it('keeps stdout to the one JSON object when the application warns (logs go to stderr)', async () => {
@@ -174,7 +173,7 @@ describe('auth CLI commands', () => {
       disabled: true,
       tokens_not_before: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
-    for (const token of tokens) await refusedWithin5s(token);
+    for (const token of tokens) await refusedOnceLearned(token);
     expect(await status(bystander)).toBe(200);
 
     const unknown = await cli('clients:disable', '--client-id', 'no-such-client');
@@ -196,7 +195,7 @@ describe('auth CLI commands', () => {
       client_id: client.clientId,
       expires_at: new Date(claims.exp! * 1000).toISOString(),
     });
-    await refusedWithin5s(token);
+    await refusedOnceLearned(token);
     expect(await status(sibling)).toBe(200);
 
     const garbage = await cli('tokens:revoke', '--token', 'not-a-token');
