@@ -179,6 +179,10 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
     else if (readsBody(route.method)) addRouteHook(route, 'preParsing', continueOnRead);
   });
+  // A client that shuts its sending side once its request is sent (a half-close, as `nc -N` and
+  // some HTTP/1.0 clients do) still gets the answer; Node's default ends the connection at the
+  // client's FIN, before the answer is written. The connection closes after that answer.
+  (fastify.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   // A CONNECT request: Node closes the connection without a word unless the server listens.
   fastify.server.on('connect', connectRefused(fastify, API_HEADERS));
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.

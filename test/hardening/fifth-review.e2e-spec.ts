@@ -140,6 +140,36 @@ describe('fifth outside review', () => {
     });
   });
 
+  it('answers a client that shuts its sending side after the request (half-close), and keeps what it sent', async () => {
+    // Node's HTTP server ended such a connection at the FIN, before the answer was written.
+    const { id } = await createCustomer(t, { name: 'A', type: 'plc' });
+    const read = await rawRequest(
+      t,
+      `GET /v2/customers/${id}/company HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${write}\r\n\r\n`,
+      { halfClose: true },
+    );
+    expect({ status: read.status, body: JSON.parse(read.body) }).toEqual({
+      status: 200,
+      body: { data: { name: 'A', type: 'plc' } },
+    });
+
+    const body = JSON.stringify({ name: 'Half-closed' });
+    const put = await rawRequest(
+      t,
+      `PUT /v2/customers/${id}/company HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${write}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      { halfClose: true },
+    );
+    expect({ status: put.status, body: JSON.parse(put.body) }).toEqual({
+      status: 200,
+      body: { data: { name: 'Half-closed', type: 'plc' } },
+    });
+    await request(t.http)
+      .get(`/v2/customers/${id}/company`)
+      .set('authorization', write)
+      .expect(200, { data: { name: 'Half-closed', type: 'plc' } });
+  });
+
   it("serves only the Swagger UI page's files under /docs, not the rest of its package", async () => {
     for (const path of [
       '/docs',

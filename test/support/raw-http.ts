@@ -15,10 +15,17 @@ export interface RawResponse {
  * parser rejects before any request object exists). Send `Connection: close` on requests the
  * server answers normally.
  */
-export async function rawRequest(t: TestApp, request: string): Promise<RawResponse> {
+export async function rawRequest(
+  t: TestApp,
+  request: string,
+  { halfClose = false } = {},
+): Promise<RawResponse> {
   const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as { port: number };
   const socket = connect(port, '127.0.0.1');
-  socket.write(request);
+  // halfClose: the client shuts its sending side once the request is written (a FIN), as
+  // `nc -N` and some HTTP/1.0 clients do, and still reads the answer.
+  if (halfClose) socket.end(request);
+  else socket.write(request);
   let data = '';
   for await (const chunk of socket) data += String(chunk);
   const end = data.indexOf('\r\n\r\n');
