@@ -47,7 +47,7 @@ describe('OAuth request parameters', () => {
       scope: 'customers:read',
       username: ['a'],
     });
-    expectError(res, oauthErrors.repeatedParameter('username'));
+    expectError(res, oauthErrors.notAString('username'));
     const object = await tokenRequest(t, client, {
       grant_type: 'client_credentials',
       scope: 'customers:read',

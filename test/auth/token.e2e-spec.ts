@@ -169,6 +169,14 @@ describe('POST /oauth/token', () => {
       expectError(res, 400, oauthErrors.notAString('scope'));
     });
 
+    it('a JSON array is a parameter that is not a string, not a repeated one', async () => {
+      const res = await tokenRequest(t, client, {
+        grant_type: 'client_credentials',
+        scope: ['customers:read'],
+      });
+      expectError(res, 400, oauthErrors.notAString('scope'));
+    });
+
     it('a JSON body that is not an object', async () => {
       const res = await request(t.http).post('/oauth/token').send(['grant_type']);
       expectError(res, 400, oauthErrors.bodyNotObject);

@@ -139,7 +139,16 @@ describe('customers: GET /v2/customers (paged), GET /v2/customers/{id}, POST /v2
       [
         'a page given twice',
         'result_mode[attributes][page]=1&result_mode[attributes][page]=2',
-        { 'result_mode.attributes.page': [PAGE] },
+        {
+          'result_mode.attributes.page': [
+            'The result_mode[attributes][page] parameter must be given once.',
+          ],
+        },
+      ],
+      [
+        'a valid mode given twice',
+        'result_mode[mode]=paginated&result_mode[mode]=paginated',
+        { 'result_mode.mode': ['The result_mode[mode] parameter must be given once.'] },
       ],
       ['limit 0', 'result_mode[attributes][limit]=0', { 'result_mode.attributes.limit': [LIMIT] }],
       [

@@ -74,12 +74,15 @@ describe('parseJson without findRepeatedKeys (every route but /oauth)', () => {
 
 describe('parseForm', () => {
   it('makes a repeated parameter an array, and keeps prototype-named keys as plain keys', () => {
-    expect(parseForm('a=1&a=2&constructor=3&toString=4&prototype=5')).toEqual({
+    const form = parseForm('a=1&a=2&constructor=3&toString=4&prototype=5');
+    expect(form).toEqual({
       a: ['1', '2'],
       constructor: '3',
       toString: '4',
       prototype: '5',
     });
+    expect(repeatedKeys(form)).toEqual(new Set(['a']));
+    expect(repeatedKeys(parseForm('a=1&b=2'))).toEqual(new Set());
   });
 
   it('takes a 1 MiB body of one repeated key in one pass (it was quadratic: minutes of CPU)', () => {

@@ -112,7 +112,10 @@ const POISONED_BODY =
 const REPEATED_KEYS = Symbol('repeated-keys');
 const NONE: ReadonlySet<string> = new Set();
 
-/** The top-level keys that a body parsed with `findRepeatedKeys` held more than once. */
+/**
+ * The top-level keys that a body held more than once: a form's, or a JSON body's parsed with
+ * `findRepeatedKeys`.
+ */
 export function repeatedKeys(body: unknown): ReadonlySet<string> {
   if (typeof body !== 'object' || body === null) return NONE;
   return (body as { [REPEATED_KEYS]?: ReadonlySet<string> })[REPEATED_KEYS] ?? NONE;
@@ -189,5 +192,10 @@ export function parseForm(body: string): Record<string, string | string[]> {
     else if (Array.isArray(prev)) prev.push(value);
     else out[key] = [prev, value];
   }
-  return { ...out };
+  const form = { ...out };
+  // A key given more than once (its values gathered in an array) is noted for repeatedKeys(), as
+  // the JSON parser notes its own.
+  const repeated = new Set(Object.keys(form).filter((key) => Array.isArray(form[key])));
+  if (repeated.size > 0) Object.defineProperty(form, REPEATED_KEYS, { value: repeated });
+  return form;
 }

@@ -96,6 +96,54 @@ export function splitUnknownFields(
   return { known, errors: asFieldErrors(errors) };
 }
 
+const arrayFieldsOf = new WeakMap<Type, ReadonlySet<string>>();
+
+/** The fields of a DTO whose rules take an array (`{ each: true }`, @IsArray(), @ArrayMinSize()…). */
+function fieldsTakingArrays(metatype: Type): ReadonlySet<string> {
+  let fields = arrayFieldsOf.get(metatype);
+  if (!fields) {
+    const rules = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
+    fields = new Set(
+      rules
+        .filter(({ each, name }) => each || (name !== undefined && /^(isArray|array)/.test(name)))
+        .map(({ propertyName }) => propertyName),
+    );
+    arrayFieldsOf.set(metatype, fields);
+  }
+  return fields;
+}
+
+/**
+ * An error for every query parameter given more than once (the query parser gathers its values
+ * in an array) where the DTO takes one value (not an object: `result_mode[]=…` is refused as not
+ * an object), under its dotted path, nested DTOs included. The
+ * field's own rule would name a value the caller did send ("The mode must be paginated." for
+ * `result_mode[mode]=paginated` twice).
+ */
+export function repeatedParameterErrors(
+  metatype: Type,
+  query: Record<string, unknown>,
+  prefix = '',
+): FieldErrors {
+  let errors: Map<string, string[]> | undefined;
+  const fields = declaredFields(metatype);
+  for (const key of Object.keys(query)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    const value = query[key];
+    const nested = fields.get(key);
+    if (nested && isPlainObject(value)) {
+      for (const [p, messages] of Object.entries(repeatedParameterErrors(nested(), value, path))) {
+        (errors ??= new Map()).set(p, messages);
+      }
+    } else if (Array.isArray(value) && !nested && !fieldsTakingArrays(metatype).has(key)) {
+      // Named as the query string writes it: result_mode[attributes][page].
+      const name = path.replace(/\.([^.]+)/g, '[$1]');
+      (errors ??= new Map()).set(path, [`The ${name} parameter must be given once.`]);
+    }
+  }
+  return asFieldErrors(errors);
+}
+
 /** Why a string cannot be stored as it was sent, if it cannot. */
 export function unstorable(text: string): string | undefined {
   if (text.includes('\0')) return 'must not contain NUL characters';

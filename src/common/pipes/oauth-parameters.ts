@@ -37,8 +37,8 @@ const isRequired = ({ property }: ValidationArguments) => required(property);
 /**
  * The parameters `metatype` declares, read from an OAuth request body (JSON or form). No body, or
  * JSON `null`, is no parameters (the handler names what is missing); an empty value counts as
- * omitted, unknown parameters are ignored, and a repeated one (an array, from the form parser; a
- * key the JSON parser saw twice) is refused before any rule runs.
+ * omitted, unknown parameters are ignored, and a repeated one (a key the form or JSON parser saw
+ * twice) is refused before any rule runs.
  */
 export function readOAuthParameters(metatype: Type, body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) return {};
@@ -51,7 +51,8 @@ export function readOAuthParameters(metatype: Type, body: unknown): Record<strin
   const params: Record<string, unknown> = {};
   for (const name of declaredFields(metatype).keys()) {
     const value = Object.hasOwn(body, name) ? (body as Record<string, unknown>)[name] : undefined;
-    if (repeated.has(name) || Array.isArray(value)) {
+    // A JSON array is one value of the wrong type ("must be a string", below), not a repeat.
+    if (repeated.has(name)) {
       throw new ValidationFailedException({
         [name]: [`The ${name} parameter must not be repeated.`],
       });

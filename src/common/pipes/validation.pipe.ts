@@ -23,6 +23,7 @@ import {
   isPlainObject,
   mergeFieldErrors,
   NO_FIELD_ERRORS,
+  repeatedParameterErrors,
   unstorable,
   unstorableTextErrors,
   splitUnknownFields,
@@ -64,17 +65,20 @@ export function toFieldErrors(errors: ValidationError[], prefix = ''): FieldErro
 
 /**
  * What is refused before the DTO's rules run: a body that is not an object, unknown fields (by
- * own-property lookup) and NUL characters. Returns the declared part of the value and the errors
+ * own-property lookup), NUL characters and, in a query, a parameter given twice that takes one
+ * value. Returns the declared part of the value and the errors
  * found. RFC 6749 parameters (the /oauth bodies) are read by their own rules instead: unknown
  * ones ignored, a repeated one refused (readOAuthParameters()).
  */
-function screen(metatype: Type, value: unknown) {
+function screen(metatype: Type, value: unknown, type: 'body' | 'query') {
   if (readsOAuthParameters(metatype)) {
     return { known: readOAuthParameters(metatype, value), errors: NO_FIELD_ERRORS };
   }
   const { known, errors } = splitUnknownFields(metatype, bodyObject(value));
   const unstorable = unstorableTextErrors(known, '');
-  return { known, errors: hasErrors(unstorable) ? { ...errors, ...unstorable } : errors };
+  const repeated = type === 'query' ? repeatedParameterErrors(metatype, known) : NO_FIELD_ERRORS;
+  if (!hasErrors(unstorable) && !hasErrors(repeated)) return { known, errors };
+  return { known, errors: { ...errors, ...repeated, ...unstorable } };
 }
 
 const hasErrors = (errors: FieldErrors) => Object.keys(errors).length > 0;
@@ -181,7 +185,7 @@ export class AppValidationPipe extends ValidationPipe {
       );
     }
     if ((type === 'body' || type === 'query') && this.isClass(metadata) && isFlatDto(metatype!)) {
-      return this.validateFlat(metatype!, value);
+      return this.validateFlat(metatype!, value, type);
     }
     return this.validateDeep(value, metadata);
   }
@@ -193,7 +197,7 @@ export class AppValidationPipe extends ValidationPipe {
       return super.transform(value, metadata);
     }
     if (type === 'query' && !isPlainObject(value)) return super.transform(value, metadata);
-    const { known, errors } = screen(metatype!, value);
+    const { known, errors } = screen(metatype!, value, type);
     try {
       const valid: unknown = await super.transform(known, metadata);
       if (hasErrors(errors)) throw new ValidationFailedException(errors);
@@ -210,9 +214,13 @@ export class AppValidationPipe extends ValidationPipe {
    * class-transformer's copy: the value's keys are set on a new instance and validated
    * synchronously. The general path was 11 % of a PUT's CPU (docs/benchmarks.md).
    */
-  validateFlat<T extends object>(metatype: Type<T>, value: unknown): T {
+  validateFlat<T extends object>(
+    metatype: Type<T>,
+    value: unknown,
+    type: 'body' | 'query' = 'body',
+  ): T {
     assertFlat(metatype);
-    const { known, errors } = screen(metatype, value);
+    const { known, errors } = screen(metatype, value, type);
     const entity = Object.assign(new metatype(), known);
     const invalid = toFieldErrors(validateSync(entity, FLAT_VALIDATOR_OPTIONS));
     if (hasErrors(errors) || hasErrors(invalid)) {
