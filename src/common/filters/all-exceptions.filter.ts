@@ -15,6 +15,7 @@ import { ApiException, RefusedInputException } from '../exceptions/api.exception
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
 import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
+import { HTTP_LAYER_MESSAGES } from './http-layer-errors.js';
 import { GUARD_BEFORE_BODY, RESOURCE_FIRST, type ResourceLookup } from '../resource-first.js';
 
 const DEFAULT_MESSAGES: Record<number, string> = {
@@ -23,7 +24,8 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   403: 'This action is forbidden.',
   404: 'Route not found.',
   405: 'Method not allowed.',
-  408: 'The request took too long to arrive.',
+  // Node's request timeout, answered by the HTTP layer's own words.
+  408: HTTP_LAYER_MESSAGES[408],
   // The docs' file server: a failed If-Match or If-Unmodified-Since, a range past the end.
   412: 'A precondition in the request headers does not hold.',
   413: 'The request body is larger than 1 MiB.',

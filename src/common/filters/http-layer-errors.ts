@@ -11,7 +11,7 @@ import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../
  * that took too long (408). Same body shape as every other error, an `X-Request-Id`, and never
  * the URL echoed back (it may hold anything the caller sent).
  */
-const MESSAGES: Record<number, string> = {
+export const HTTP_LAYER_MESSAGES: Record<number, string> = {
   400: 'The request is malformed.',
   408: 'The request took too long to arrive.',
   414: 'The request URL is too long.',
@@ -23,7 +23,11 @@ const MESSAGES: Record<number, string> = {
  * The HTTP layer's answer to a request for `url` (in origin form): the contract's shape, RFC
  * 6749's (with no-store) on the OAuth endpoints, as their other errors.
  */
-function answerFor(url: string, status: number, message = MESSAGES[status]): ErrorAnswer {
+function answerFor(
+  url: string,
+  status: number,
+  message = HTTP_LAYER_MESSAGES[status],
+): ErrorAnswer {
   const answer: ErrorAnswer = { status, body: { message }, headers: {} };
   if (!OAUTH_ROUTE.test(url)) return answer;
   return asOAuthError({ ...answer, headers: OAUTH_NO_STORE });
@@ -152,7 +156,7 @@ export function clientErrorHandler(this: FastifyInstance, error: ParserError, so
         : 400;
   if (socket.writable) {
     const id = randomUUID();
-    socket.write(rawAnswer(status, { message: MESSAGES[status] }, id));
+    socket.write(rawAnswer(status, { message: HTTP_LAYER_MESSAGES[status] }, id));
     logHttpLayerAnswer(this, { id, remoteAddress: socket.remoteAddress }, status);
   }
   socket.destroy(error);
