@@ -55,7 +55,11 @@ describe('extending: a new event and a declared paged list (both databases)', ()
   it('migrates the schema its entities describe (no drift)', async () => {
     const pending = await t.db.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
-    const applied: { name: string }[] = await t.db.query(`SELECT name FROM migrations`);
+    const applied: { name: string }[] = await t.db
+      .createQueryBuilder()
+      .select('name')
+      .from('migrations', 'migration')
+      .getRawMany();
     expect(applied.map((row) => row.name)).toContain('CreateCourseCatalog1764000000000');
   });
 
