@@ -14,6 +14,10 @@ const UNAVAILABLE_CODES = new Set([
   '57P02',
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
+  // Refused at connection start: the database dropped or renamed, the login no longer valid.
+  '3D000', // invalid_catalog_name
+  '28000', // invalid_authorization_specification
+  '28P01', // invalid_password
   '08000',
   '08001',
   '08003',
@@ -21,8 +25,10 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
 ]);
 
+// "is not currently accepting connections": ALLOW_CONNECTIONS false (code 55000, which other
+// refusals share, so matched by its words).
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection error|Connection is closed|not connected|database is locked/i;
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection error|Connection is closed|not connected|database is locked|not currently accepting connections/i;
 
 /** `error` and the errors behind it (TypeORM's driverError, a cause), at most four deep. */
 function* errorChain(error: unknown): Generator<any> {

@@ -45,7 +45,10 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
     ...(body && api && { '415': error('Body that is not JSON, or not UTF-8.') }),
     '417': error('An `Expect` header other than `100-continue`.', oauth ? OAuthErrorDto : ErrorDto),
     '431': error('Headers over 16 KiB.', oauth ? OAuthErrorDto : ErrorDto),
-    '500': error('Unexpected failure (logged with the request id, never described).'),
+    '500': error(
+      'Unexpected failure (logged with the request id, never described).',
+      oauth ? OAuthErrorDto : ErrorDto,
+    ),
     ...((api || oauth) && { '503': error('The database cannot be reached.') }),
   };
 }

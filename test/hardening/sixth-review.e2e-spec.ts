@@ -1,0 +1,86 @@
+import pg from 'pg';
+import request from 'supertest';
+import { createClient, TestClient } from '../factories/client.factory.js';
+import { createCustomer } from '../factories/customer.factory.js';
+import { authHeader } from '../support/auth.js';
+import { startTestApp, TestApp } from '../support/app.js';
+import { usingPostgres } from '../support/database.js';
+import { errors } from '../support/responses.js';
+
+const onPostgres = usingPostgres() ? describe : describe.skip;
+
+/**
+ * What a sixth outside review found (docs/contract.md §2): a PostgreSQL database that refuses new
+ * connections (ALLOW_CONNECTIONS false) was a 500 on every route, not the contract's 503.
+ */
+onPostgres(
+  'sixth outside review: a database that refuses connections (PostgreSQL pass only)',
+  () => {
+    let t: TestApp;
+    let client: TestClient;
+    let auth: string;
+    let customerId: number;
+    beforeAll(async () => {
+      t = await startTestApp();
+      client = await createClient(t, { scopes: ['customers:read'] });
+      auth = await authHeader(t, ['customers:read']);
+      customerId = (await createCustomer(t, { name: 'A', type: 'plc' })).id;
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    /** `sql` on the same server's `postgres` database, as its administrator would. */
+    async function admin(sql: string) {
+      const url = new URL(t.database.url);
+      const name = decodeURIComponent(url.pathname.slice(1));
+      url.pathname = '/postgres';
+      const connection = new pg.Client({ connectionString: url.toString() });
+      await connection.connect();
+      try {
+        await connection.query(sql.replaceAll('$db', `"${name}"`).replaceAll('$name', `'${name}'`));
+      } finally {
+        await connection.end();
+      }
+    }
+
+    it('answers 503 while the database refuses new connections, and serves again once it allows them', async () => {
+      await admin('ALTER DATABASE $db ALLOW_CONNECTIONS false');
+      try {
+        // The pool's connections are cut too: every request needs a new one, which is refused.
+        await admin(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $name AND pid <> pg_backend_pid()',
+        );
+        const read = await request(t.http)
+          .get(`/v2/customers/${customerId}`)
+          .set('authorization', auth);
+        expect({ status: read.status, body: read.body }).toEqual({
+          status: 503,
+          body: errors.databaseUnavailable,
+        });
+        const ready = await request(t.http).get('/health/ready');
+        expect({
+          status: ready.status,
+          body: ready.body,
+          retry: ready.headers['retry-after'],
+        }).toEqual({ status: 503, body: errors.notReady, retry: '1' });
+        const token = await request(t.http).post('/oauth/token').send({
+          grant_type: 'client_credentials',
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+          scope: 'customers:read',
+        });
+        expect({ status: token.status, body: token.body }).toEqual({
+          status: 503,
+          body: errors.databaseUnavailable,
+        });
+      } finally {
+        await admin('ALTER DATABASE $db ALLOW_CONNECTIONS true');
+      }
+      await request(t.http)
+        .get(`/v2/customers/${customerId}`)
+        .set('authorization', auth)
+        .expect(200);
+    });
+  },
+);
