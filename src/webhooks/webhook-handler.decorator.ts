@@ -19,9 +19,24 @@ export interface WebhookContext {
 }
 
 /**
+ * A failure a handler explains to the event's sender: its message is the event's `last_error`
+ * (GET /v2/webhooks/{id}), so it says what the sender can act on ("invoice 42 is unknown").
+ * Any other error thrown is shown there as UNEXPECTED_HANDLER_ERROR: its text (a database's
+ * message, a table's name) is for the service's log, where it is written with the event's id.
+ */
+export class WebhookFailure extends Error {
+  override readonly name = 'WebhookFailure';
+}
+
+/** The `last_error` of an event whose handler threw anything but a WebhookFailure. */
+export const UNEXPECTED_HANDLER_ERROR =
+  'The handler failed unexpectedly; the details are in the service log, under the event id.';
+
+/**
  * A provider that processes one webhook event. handle() runs once per accepted delivery, inside
  * the transaction that stores the event. Throwing marks the event failed (500 to the sender) and
- * undoes the handler's writes; a redelivery or a replay runs it again later.
+ * undoes the handler's writes; a redelivery or a replay runs it again later. Throw a
+ * WebhookFailure to tell the sender why.
  */
 export interface WebhookEventHandler<P extends object = object> {
   handle(payload: P, context: WebhookContext): Promise<void>;

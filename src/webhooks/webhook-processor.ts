@@ -7,7 +7,11 @@ import { WebhookNotFoundException } from './webhook.exceptions.js';
 import { WebhookCommits } from './webhook-commits.js';
 import type { WebhookEvent } from './webhook-event.entity.js';
 import { type FailedEvent, WebhookEventsRepository } from './webhook-events.repository.js';
-import type { WebhookContext } from './webhook-handler.decorator.js';
+import {
+  UNEXPECTED_HANDLER_ERROR,
+  type WebhookContext,
+  WebhookFailure,
+} from './webhook-handler.decorator.js';
 import { checkPayload } from './webhook-payload.js';
 import { type RegisteredWebhook, type ValidDelivery, WebhookRegistry } from './webhook-registry.js';
 import { uuidv7 } from './uuid-v7.js';
@@ -35,8 +39,9 @@ export interface ReplayOutcome {
 
 /** A handler threw; carries the cause out of the transaction so that it rolls back. */
 class HandlerFailure extends Error {
+  /** What the event's `last_error` says: a WebhookFailure's message, else a fixed sentence. */
   constructor(cause: unknown) {
-    super(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause), { cause });
+    super(cause instanceof WebhookFailure ? cause.message : UNEXPECTED_HANDLER_ERROR, { cause });
   }
 }
 
@@ -200,12 +205,16 @@ export class WebhookProcessor {
 
     const webhook = this.registry.find(row.event);
     if (!webhook) {
-      throw new HandlerFailure(new Error(`No handler is registered for the event ${row.event}.`));
+      throw new HandlerFailure(
+        new WebhookFailure(`No handler is registered for the event ${row.event}.`),
+      );
     }
     const checked = await checkPayload(webhook, JSON.parse(row.payload) as Record<string, unknown>);
     if (checked.errors) {
       throw new HandlerFailure(
-        new Error(`The stored payload is not valid any more: ${JSON.stringify(checked.errors)}`),
+        new WebhookFailure(
+          `The stored payload is not valid any more: ${JSON.stringify(checked.errors)}`,
+        ),
       );
     }
     await runHandler(webhook, checked.payload, {

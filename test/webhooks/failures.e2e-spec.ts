@@ -67,7 +67,7 @@ describe('a failing webhook handler (test-only event module)', () => {
     expect(await row(id)).toMatchObject({
       status: 'failed',
       attempts: 1,
-      lastError: 'Error: job 1: downstream unavailable',
+      lastError: 'job 1: downstream unavailable',
       processedAt: null,
     });
     expect(await jobs(1)).toBe(0);
@@ -82,7 +82,7 @@ describe('a failing webhook handler (test-only event module)', () => {
         id,
         status: 'failed',
         attempts: 1,
-        last_error: 'Error: job 1: downstream unavailable',
+        last_error: 'job 1: downstream unavailable',
         processed_at: null,
       }),
     ]);

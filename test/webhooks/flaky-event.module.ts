@@ -1,8 +1,9 @@
 import { Injectable, Module } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsDefined, IsInt, Min } from 'class-validator';
-import type { WebhookContext } from '../../src/webhooks/webhook-handler.decorator.js';
 import {
+  type WebhookContext,
+  WebhookFailure,
   WebhookHandler,
   type WebhookEventHandler,
 } from '../../src/webhooks/webhook-handler.decorator.js';
@@ -40,7 +41,7 @@ export class JobFinishedHandler implements WebhookEventHandler<JobFinishedPayloa
     // Written before failing, to show that a failure rolls the handler's writes back.
     await manager.query(`INSERT INTO test_jobs (job_id) VALUES (${Number(payload.job_id)})`);
     if (this.flaky.failing || this.flaky.failingJobs.has(payload.job_id))
-      throw new Error(`job ${payload.job_id}: downstream unavailable`);
+      throw new WebhookFailure(`job ${payload.job_id}: downstream unavailable`);
   }
 }
 

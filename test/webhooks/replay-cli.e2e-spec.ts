@@ -109,7 +109,7 @@ describe('CLI webhooks:replay', () => {
         result: 'failed',
         status: 'failed',
         attempts: 2,
-        last_error: 'Error: No handler is registered for the event test.job.finished.',
+        last_error: 'No handler is registered for the event test.job.finished.',
       },
     ]);
     expect(await row(learning.id)).toMatchObject({ status: 'processed' });

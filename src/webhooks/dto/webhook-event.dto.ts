@@ -44,7 +44,8 @@ export class WebhookEventDto extends WebhookAcceptedDto {
   @ApiProperty({
     type: 'string',
     nullable: true,
-    description: 'Why the last run failed; null once processed.',
+    description:
+      "Why the last run failed, as the handler told the sender (a WebhookFailure's message), or a fixed sentence for an unexpected error; null once processed.",
     example: null,
   })
   last_error: string | null;
