@@ -158,6 +158,9 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       .header('x-request-id', request.id);
     const refused = headStatus(request.raw);
     if (refused) return refuseHead(reply, refused);
+    // An unknown route (no route of its own, so no continueOnRead) reads its body too before its
+    // 404: a client waiting for 100 Continue is told to send it rather than left to time out.
+    if (request.is404 && request.headers.expect !== undefined) reply.raw.writeContinue();
     if (!closing) return done();
     void reply
       .code(503)

@@ -138,6 +138,18 @@ describe('fifth outside review', () => {
         oauthErrors.missingParameter('scope'),
       );
     });
+
+    it('an unknown route: 100 Continue, then 404 (a client waiting for it was left to time out)', async () => {
+      const { first, final } = await continued(
+        `PUT /v2/nope HTTP/1.1\r\nHost: x\r\nAuthorization: ${write}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+          'Expect: 100-continue\r\nConnection: close\r\n\r\n',
+        body,
+      );
+      expect(first).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      expect(final).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+      expect(JSON.parse(final.slice(final.indexOf('\r\n\r\n') + 4))).toEqual(errors.routeNotFound);
+    });
   });
 
   it('answers a client that shuts its sending side after the request (half-close), and keeps what it sent', async () => {
