@@ -6,6 +6,7 @@ import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { usingPostgres } from '../support/database.js';
 import { errors } from '../support/responses.js';
+import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 
 const onPostgres = usingPostgres() ? describe : describe.skip;
 
@@ -84,3 +85,32 @@ onPostgres(
     });
   },
 );
+
+describe('sixth outside review: numbers a stored payload could not hold', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('refuses a number beyond a double (it was acknowledged and stored as null), and stores nothing', async () => {
+    const auth = await authHeader(t, ['webhooks:write']);
+    const res = await request(t.http)
+      .post('/v2/webhooks')
+      .set('authorization', auth)
+      .set('content-type', 'application/json')
+      .send(
+        '{"event":"learning.attempt.completed","payload":{"user_id":1,"module_id":2,"attempt_id":3,"big":1e400}}',
+      );
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 400,
+      body: {
+        message:
+          'The request body is malformed: it holds a number too large for a double (over 1.8e308).',
+      },
+    });
+    expect(await t.db.getRepository(WebhookEvent).count()).toBe(0);
+  });
+});

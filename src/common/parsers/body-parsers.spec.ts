@@ -72,6 +72,28 @@ describe('parseJson without findRepeatedKeys (every route but /oauth)', () => {
   });
 });
 
+describe('parseJson and numbers beyond a double', () => {
+  const TOO_LARGE = new BodyParseError(
+    'The request body is malformed: it holds a number too large for a double (over 1.8e308).',
+  );
+
+  it.each(['{"a":1e400}', '{"a":[-2e308]}', '{"a":{"b":1E+309}}', `{"a":1${'0'.repeat(309)}}`])(
+    'refuses %s (it would be stored as null)',
+    (text) => {
+      expect(() => parseJson(text)).toThrow(TOO_LARGE);
+    },
+  );
+
+  it.each([
+    ['{"a":1.7e308}', { a: 1.7e308 }],
+    ['{"a":1e-400}', { a: 0 }],
+    ['{"a":"1e400"}', { a: '1e400' }],
+    [`{"a":"${'9'.repeat(400)}"}`, { a: '9'.repeat(400) }],
+  ])('takes %s', (text, value) => {
+    expect(parseJson(text)).toEqual(value);
+  });
+});
+
 describe('parseForm', () => {
   it('makes a repeated parameter an array, and keeps prototype-named keys as plain keys', () => {
     const form = parseForm('a=1&a=2&constructor=3&toString=4&prototype=5');

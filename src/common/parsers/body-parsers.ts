@@ -96,11 +96,28 @@ export function parseJson(text: string, { findRepeatedKeys = false }: JsonOption
         : 'The request body is malformed: it is not valid JSON.',
     );
   }
+  // A number beyond a double's range (1e400; 309 digits) parses as Infinity, which JSON cannot
+  // hold: stored, it would read back as null. Looked for only when the text may hold one.
+  if (MAYBE_OUT_OF_RANGE.test(text) && holdsInfinity(parsed)) {
+    throw new BodyParseError(
+      'The request body is malformed: it holds a number too large for a double (over 1.8e308).',
+    );
+  }
   if (findRepeatedKeys && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
     const repeated = topLevelRepeats(text);
     if (repeated.size > 0) Object.defineProperty(parsed, REPEATED_KEYS, { value: repeated });
   }
   return parsed;
+}
+
+/** An exponent of three digits or more, or 309 digits in a row: text that may parse as Infinity. */
+const MAYBE_OUT_OF_RANGE = /[eE]\+?\d{3}|\d{309}/;
+
+/** Whether `value` holds ±Infinity anywhere (its nesting is bounded: assertShallow()). */
+function holdsInfinity(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value);
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.values(value).some(holdsInfinity);
 }
 
 /** secure-json-parse's message for both of its refusals. */
