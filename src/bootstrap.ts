@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
@@ -186,6 +187,12 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // some HTTP/1.0 clients do) still gets the answer; Node's default ends the connection at the
   // client's FIN, before the answer is written. The connection closes after that answer.
   (fastify.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
+  // An answer given before the request's body was read (401 before the body, 413) is followed by
+  // a close; closed at once, a connection whose client is still sending is reset, and the reset
+  // can reach the client before the answer does. Closed gently instead: lingeringClose().
+  fastify.server.on('connection', (socket: Socket) => {
+    socket.destroySoon = lingeringClose;
+  });
   // A CONNECT request: Node closes the connection without a word unless the server listens.
   fastify.server.on('connect', connectRefused(fastify, API_HEADERS));
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
@@ -252,6 +259,28 @@ const DOCS_PAGE_FILES = new Set([
 function onlyDocsPageFiles(request: FastifyRequest, reply: FastifyReply, done: () => void) {
   if (DOCS_PAGE_FILES.has((request.params as { '*': string })['*'])) return done();
   void reply.callNotFound();
+}
+
+/** How long a closing connection keeps reading what its client still sends (lingeringClose()). */
+const LINGER_MS = 2000;
+
+/**
+ * Node's HTTP server closes a connection after its last answer with `socket.destroySoon()`: the
+ * socket is destroyed as soon as the answer is written, and bytes the client is still sending
+ * (the rest of a body the answer did not need) make the kernel reset the connection, which can
+ * discard the answer before the client reads it. As web servers do ("lingering close"), the
+ * sending side is shut after the answer and what arrives is read and dropped until the client
+ * closes its side, or for LINGER_MS at most.
+ */
+function lingeringClose(this: Socket): Socket {
+  if (this.destroyed) return this;
+  if (this.writable) this.end();
+  const timer = setTimeout(() => this.destroy(), LINGER_MS);
+  timer.unref();
+  this.once('end', () => this.destroy());
+  this.once('close', () => clearTimeout(timer));
+  this.resume();
+  return this;
 }
 
 /** 100 Continue to a client waiting for it (Expect: 100-continue), as its body is read. */

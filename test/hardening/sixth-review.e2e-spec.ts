@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import pg from 'pg';
 import request from 'supertest';
 import { createClient, TestClient } from '../factories/client.factory.js';
@@ -112,5 +114,46 @@ describe('sixth outside review: numbers a stored payload could not hold', () => 
       },
     });
     expect(await t.db.getRepository(WebhookEvent).count()).toBe(0);
+  });
+});
+
+describe('sixth outside review: an answer sent before the body is read', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('reaches a client still sending its body: the connection is closed gently, never reset under it', async () => {
+    // A 401 before the body of a 5 MB upload: the server answers, then closes. Destroyed at once,
+    // the connection was reset by the bytes still arriving, and the reset could discard the
+    // answer (curl: "Failure when receiving data", 4 times in 20).
+    const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    const errors: string[] = [];
+    socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    const closed = once(socket, 'close');
+    socket.write(
+      'PUT /v2/customers/1/company HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-token\r\n' +
+        'Content-Type: application/json\r\nContent-Length: 5000000\r\n\r\n{"name":"',
+    );
+    while (!answer.includes('\r\n\r\n')) await once(socket, 'data');
+    // The client goes on sending its body after the answer, as one that does not read while it
+    // uploads does, then ends.
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    for (let i = 0; i < 16; i++) {
+      if (!socket.write(chunk)) await once(socket, 'drain');
+    }
+    socket.end();
+    const [hadError] = (await closed) as [boolean];
+    expect({ errors, hadError, status: answer.split(' ')[1] }).toEqual({
+      errors: [],
+      hadError: false,
+      status: '401',
+    });
   });
 });
