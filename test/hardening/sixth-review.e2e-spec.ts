@@ -7,6 +7,7 @@ import { createCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { usingPostgres } from '../support/database.js';
+import { rawRequest } from '../support/raw-http.js';
 import { errors } from '../support/responses.js';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 
@@ -155,5 +156,31 @@ describe('sixth outside review: an answer sent before the body is read', () => {
       hadError: false,
       status: '401',
     });
+  });
+});
+
+describe('sixth outside review: two Host headers', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("is 400 in the contract's shape (RFC 9112 §3.2), as a missing one is", async () => {
+    const res = await rawRequest(
+      t,
+      'GET /health HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n',
+    );
+    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+      status: 400,
+      body: { message: 'The request is malformed.' },
+    });
+    const one = await rawRequest(
+      t,
+      'GET /health HTTP/1.1\r\nHost: a.example\r\nConnection: close\r\n\r\n',
+    );
+    expect(one.status).toBe(200);
   });
 });

@@ -74,15 +74,23 @@ export const PARSER_HEAD_LIMIT_BYTES = 64 * 1024;
 /**
  * The status a request's head earns before anything else looks at the request, if any: an
  * HTTP/1.1 request without Host is malformed (RFC 9112 §3.2; Node's own check, turned off in
- * createAdapter, answers it with an empty body), then the two size limits.
+ * createAdapter, answers it with an empty body), then the two size limits, then one with more
+ * than one Host (also RFC 9112 §3.2).
  */
 export function headStatus(raw: FastifyRequest['raw']): 400 | 414 | 431 | undefined {
   if (raw.headers.host === undefined && raw.httpVersion === '1.1') return 400;
   // Node reads the URL and headers as latin1: one character per byte.
   if (raw.url !== undefined && raw.url.length > URL_LIMIT_BYTES) return 414;
   let size = 0;
-  for (const field of raw.rawHeaders) size += field.length + 2; // `: ` or CRLF
-  return size > HEADERS_LIMIT_BYTES ? 431 : undefined;
+  let hosts = 0;
+  const fields = raw.rawHeaders;
+  for (let i = 0; i < fields.length; i++) {
+    size += fields[i].length + 2; // `: ` or CRLF
+    if (i % 2 === 0 && fields[i].length === 4 && fields[i].toLowerCase() === 'host') hosts++;
+  }
+  if (size > HEADERS_LIMIT_BYTES) return 431;
+  // RFC 9112 §3.2: more than one Host is a 400 (which one names the target is anyone's guess).
+  return hosts > 1 ? 400 : undefined;
 }
 
 /**
