@@ -137,6 +137,9 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       origin: env.CORS_ORIGINS === '*' ? '*' : env.CORS_ORIGINS.split(','),
       // Every method a route has (the default list leaves out PUT).
       methods: ['GET', 'HEAD', 'POST', 'PUT'],
+      // Headers a browser script may read besides the CORS-safelisted ones: the id to quote, when
+      // to retry, and why a token was refused.
+      exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate'],
     });
   }
 

@@ -31,5 +31,9 @@ describe('CORS with CORS_ORIGINS set', () => {
   it('marks answers to a listed origin', async () => {
     const res = await request(t.http).get('/health').set('origin', 'https://a.example').expect(200);
     expect(res.headers['access-control-allow-origin']).toBe('https://a.example');
+    // A browser script may read the request id, Retry-After and a 401's challenge.
+    expect(res.headers['access-control-expose-headers']).toBe(
+      'X-Request-Id, Retry-After, WWW-Authenticate',
+    );
   });
 });
