@@ -45,8 +45,11 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
     skipMiddie: true,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(env.TRUST_PROXY),
-    // Slow clients are cut off: idle sockets, headers that trickle in, bodies that never end.
-    connectionTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
+    // Slow clients are cut off: headers that trickle in, bodies that never end, answered 408 by
+    // Node's checks of the two timeouts (clientErrorHandler). A socket idle for longer, which no
+    // such check saw, is closed: later than those checks (two intervals), so that a stalled
+    // request is told why rather than cut without an answer.
+    connectionTimeout: env.HTTP_REQUEST_TIMEOUT_MS + 2 * checkingInterval(env),
     requestTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
     // Between requests, though, a kept-alive connection waits longer than the clients and
     // proxies in front of the service keep theirs idle, so that they close it, never the server
@@ -62,7 +65,7 @@ export function createAdapter(env: AdapterSettings): FastifyAdapter {
       requireHostHeader: false,
       headersTimeout: env.HTTP_HEADERS_TIMEOUT_MS,
       // Node enforces the two timeouts above on this interval (default 30 s).
-      connectionsCheckingInterval: Math.min(1000, env.HTTP_HEADERS_TIMEOUT_MS),
+      connectionsCheckingInterval: checkingInterval(env),
     },
     logger: false,
     frameworkErrors: frameworkErrors(API_HEADERS),
@@ -263,6 +266,9 @@ function onlyDocsPageFiles(request: FastifyRequest, reply: FastifyReply, done: (
   if (DOCS_PAGE_FILES.has((request.params as { '*': string })['*'])) return done();
   void reply.callNotFound();
 }
+
+/** How often Node checks the headers and request timeouts. */
+const checkingInterval = (env: AdapterSettings) => Math.min(1000, env.HTTP_HEADERS_TIMEOUT_MS);
 
 /** How long a closing connection keeps reading what its client still sends (lingeringClose()). */
 const LINGER_MS = 2000;

@@ -58,8 +58,12 @@ describe('slow and abusive clients (the built server)', () => {
       `POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${auth}\r\n` +
         'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"event":',
     );
-    // Cut at the request's limit, without an answer: the handler is still waiting for the body.
-    expect(await closed).toEqual({ data: '' });
+    // Cut at the request's limit, and told why.
+    const { data } = await closed;
+    expect(data).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))).toEqual({
+      message: 'The request took too long to arrive.',
+    });
   }, 15_000);
 
   it('keeps an idle keep-alive connection open past 5 s and the slow-client limits', async () => {
