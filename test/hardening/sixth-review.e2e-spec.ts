@@ -13,6 +13,16 @@ import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 
 const onPostgres = usingPostgres() ? describe : describe.skip;
 
+// One app for the file, shared by the blocks below: AppModule reads its configuration (the
+// database URL among it) once per test file.
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
 /**
  * What a sixth outside review found (docs/contract.md §2): a PostgreSQL database that refuses new
  * connections (ALLOW_CONNECTIONS false) was a 500 on every route, not the contract's 503.
@@ -20,18 +30,13 @@ const onPostgres = usingPostgres() ? describe : describe.skip;
 onPostgres(
   'sixth outside review: a database that refuses connections (PostgreSQL pass only)',
   () => {
-    let t: TestApp;
     let client: TestClient;
     let auth: string;
     let customerId: number;
     beforeAll(async () => {
-      t = await startTestApp();
       client = await createClient(t, { scopes: ['customers:read'] });
       auth = await authHeader(t, ['customers:read']);
       customerId = (await createCustomer(t, { name: 'A', type: 'plc' })).id;
-    });
-    afterAll(async () => {
-      await t.close();
     });
 
     /** `sql` on the same server's `postgres` database, as its administrator would. */
@@ -90,14 +95,6 @@ onPostgres(
 );
 
 describe('sixth outside review: numbers a stored payload could not hold', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
-
   it('refuses a number beyond a double (it was acknowledged and stored as null), and stores nothing', async () => {
     const auth = await authHeader(t, ['webhooks:write']);
     const res = await request(t.http)
@@ -119,14 +116,6 @@ describe('sixth outside review: numbers a stored payload could not hold', () => 
 });
 
 describe('sixth outside review: an answer sent before the body is read', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
-
   it('reaches a client still sending its body: the connection is closed gently, never reset under it', async () => {
     // A 401 before the body of a 5 MB upload: the server answers, then closes. Destroyed at once,
     // the connection was reset by the bytes still arriving, and the reset could discard the
@@ -160,14 +149,6 @@ describe('sixth outside review: an answer sent before the body is read', () => {
 });
 
 describe('sixth outside review: two Host headers', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
-
   it("is 400 in the contract's shape (RFC 9112 §3.2), as a missing one is", async () => {
     const res = await rawRequest(
       t,
