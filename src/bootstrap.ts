@@ -278,17 +278,22 @@ const LINGER_MS = 2000;
  * socket is destroyed as soon as the answer is written, and bytes the client is still sending
  * (the rest of a body the answer did not need) make the kernel reset the connection, which can
  * discard the answer before the client reads it. As web servers do ("lingering close"), the
- * sending side is shut after the answer and what arrives is read and dropped until the client
- * closes its side, or for LINGER_MS at most.
+ * sending side is shut once the answer is all written (as destroySoon() waits for it), and what
+ * arrives is then read and dropped until the client closes its side, or for LINGER_MS at most.
  */
 function lingeringClose(this: Socket): Socket {
   if (this.destroyed) return this;
+  const linger = () => {
+    if (this.readableEnded) return void this.destroy();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('end', () => this.destroy());
+    this.once('close', () => clearTimeout(timer));
+    this.resume();
+  };
   if (this.writable) this.end();
-  const timer = setTimeout(() => this.destroy(), LINGER_MS);
-  timer.unref();
-  this.once('end', () => this.destroy());
-  this.once('close', () => clearTimeout(timer));
-  this.resume();
+  if (this.writableFinished) linger();
+  else this.once('finish', linger);
   return this;
 }
 
