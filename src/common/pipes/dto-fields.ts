@@ -62,12 +62,16 @@ export function mergeFieldErrors(first: FieldErrors, second: FieldErrors): Field
 
 /**
  * Splits `value` into the part the DTO declares (nested DTOs included) and an error for every
- * other key, under its dotted path.
+ * other key, under its dotted path. For a query (`singleValues`), a declared parameter given more
+ * than once (the query parser gathers its values in an array) where the DTO takes one value is
+ * refused too: the field's own rule would name a value the caller did send ("The mode must be
+ * paginated." for `result_mode[mode]=paginated` twice). A nested DTO given as an array is left to
+ * its own rule ("must be an object").
  */
 export function splitUnknownFields(
   metatype: Type,
   value: Record<string, unknown>,
-  prefix = '',
+  { prefix = '', singleValues = false }: { prefix?: string; singleValues?: boolean } = {},
 ): { known: Record<string, unknown>; errors: FieldErrors } {
   const fields = declaredFields(metatype);
   // A plain object, not Object.create(null): its keys are declared property names only (never
@@ -84,13 +88,18 @@ export function splitUnknownFields(
     const nested = fields.get(key);
     const child = value[key];
     if (nested && isPlainObject(child)) {
-      const inner = splitUnknownFields(nested(), child, path);
+      const inner = splitUnknownFields(nested(), child, { prefix: path, singleValues });
       known[key] = inner.known;
       for (const [p, messages] of Object.entries(inner.errors)) {
         (errors ??= new Map()).set(p, messages);
       }
-    } else {
-      known[key] = child;
+      continue;
+    }
+    known[key] = child;
+    if (singleValues && !nested && Array.isArray(child) && !fieldsTakingArrays(metatype).has(key)) {
+      // Named as the query string writes it: result_mode[attributes][page].
+      const name = path.replace(/\.([^.]+)/g, '[$1]');
+      (errors ??= new Map()).set(path, [`The ${name} parameter must be given once.`]);
     }
   }
   return { known, errors: asFieldErrors(errors) };
@@ -111,37 +120,6 @@ function fieldsTakingArrays(metatype: Type): ReadonlySet<string> {
     arrayFieldsOf.set(metatype, fields);
   }
   return fields;
-}
-
-/**
- * An error for every query parameter given more than once (the query parser gathers its values
- * in an array) where the DTO takes one value (not an object: `result_mode[]=…` is refused as not
- * an object), under its dotted path, nested DTOs included. The
- * field's own rule would name a value the caller did send ("The mode must be paginated." for
- * `result_mode[mode]=paginated` twice).
- */
-export function repeatedParameterErrors(
-  metatype: Type,
-  query: Record<string, unknown>,
-  prefix = '',
-): FieldErrors {
-  let errors: Map<string, string[]> | undefined;
-  const fields = declaredFields(metatype);
-  for (const key of Object.keys(query)) {
-    const path = prefix ? `${prefix}.${key}` : key;
-    const value = query[key];
-    const nested = fields.get(key);
-    if (nested && isPlainObject(value)) {
-      for (const [p, messages] of Object.entries(repeatedParameterErrors(nested(), value, path))) {
-        (errors ??= new Map()).set(p, messages);
-      }
-    } else if (Array.isArray(value) && !nested && !fieldsTakingArrays(metatype).has(key)) {
-      // Named as the query string writes it: result_mode[attributes][page].
-      const name = path.replace(/\.([^.]+)/g, '[$1]');
-      (errors ??= new Map()).set(path, [`The ${name} parameter must be given once.`]);
-    }
-  }
-  return asFieldErrors(errors);
 }
 
 /** Why a string cannot be stored as it was sent, if it cannot. */

@@ -23,7 +23,6 @@ import {
   isPlainObject,
   mergeFieldErrors,
   NO_FIELD_ERRORS,
-  repeatedParameterErrors,
   unstorable,
   unstorableTextErrors,
   splitUnknownFields,
@@ -74,11 +73,11 @@ function screen(metatype: Type, value: unknown, type: 'body' | 'query') {
   if (readsOAuthParameters(metatype)) {
     return { known: readOAuthParameters(metatype, value), errors: NO_FIELD_ERRORS };
   }
-  const { known, errors } = splitUnknownFields(metatype, bodyObject(value));
+  const { known, errors } = splitUnknownFields(metatype, bodyObject(value), {
+    singleValues: type === 'query',
+  });
   const unstorable = unstorableTextErrors(known, '');
-  const repeated = type === 'query' ? repeatedParameterErrors(metatype, known) : NO_FIELD_ERRORS;
-  if (!hasErrors(unstorable) && !hasErrors(repeated)) return { known, errors };
-  return { known, errors: { ...errors, ...repeated, ...unstorable } };
+  return { known, errors: hasErrors(unstorable) ? { ...errors, ...unstorable } : errors };
 }
 
 const hasErrors = (errors: FieldErrors) => Object.keys(errors).length > 0;
