@@ -65,6 +65,4 @@ export class NotFoundApiException extends ApiException {
 
 export class ServiceUnavailableApiException extends ApiException {
   readonly status = 503;
-  // As every 503 of the service (docs/contract.md §2): try again in a second.
-  override readonly headers: Record<string, string> = { 'Retry-After': '1' };
 }

@@ -114,6 +114,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (rendered.status === 429 && reply.getHeader('retry-after') !== undefined) {
       delete rendered.headers['Retry-After'];
     }
+    // Every 503, whoever raised it (a database away, a readiness check, a signing secret that
+    // cannot be read): try again in a second.
+    if (rendered.status === 503 && rendered.headers['Retry-After'] === undefined) {
+      rendered = { ...rendered, headers: { ...rendered.headers, 'Retry-After': '1' } };
+    }
     reply.headers(rendered.headers).code(rendered.status).send(rendered.body);
   }
 
@@ -135,7 +140,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn({ err: exception, reqId: request.id }, 'database unavailable');
-      return plain(503, { 'Retry-After': '1' });
+      return plain(503);
     }
     this.logUnexpected(exception, request);
     return plain(500);
