@@ -61,6 +61,7 @@ export default tseslint.config(
         URL: 'readonly',
         setTimeout: 'readonly',
         setInterval: 'readonly',
+        setImmediate: 'readonly',
         clearInterval: 'readonly',
         fetch: 'readonly',
       },

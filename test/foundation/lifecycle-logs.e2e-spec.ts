@@ -137,27 +137,8 @@ describe('start and stop, as logged', () => {
   it('lines logged while the last ones are written are dropped, not an uncaught error that exits 1', async () => {
     // The stop's exit ends the log destination; a line logged after it closed (a request cut by
     // the stop, finishing its error path) made sonic-boom throw "SonicBoom destroyed", and the
-    // process exited 1 after logging `stopped`. Here a line is logged as soon as the destination
-    // has closed (before the process exits on its 'close' event).
-    const script = `
-      import pino from 'pino';
-      import { exitOnceLogged } from './dist/src/logging/lifecycle-log.js';
-      const destination = pino.destination({ dest: 1, sync: false });
-      const logger = pino(destination);
-      logger.info('stopped');
-      exitOnceLogged(logger, 0);
-      const late = () => (destination.destroyed ? logger.info('late') : setImmediate(late));
-      late();
-    `;
-    const child = spawnChild(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk) => (stdout += chunk));
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    const [code] = (await once(child, 'close')) as [number | null];
+    // process exited 1 after logging `stopped`.
+    const { code, stdout, stderr } = await runNode('test/foundation/late-log-line.mjs', [], {});
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(serviceLines(stdout)[0].msg).toBe('stopped');
   });
