@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import pg from 'pg';
 import request from 'supertest';
-import { createClient, TestClient } from '../factories/client.factory.js';
+import { createClient, TestClient, tokenRequest } from '../factories/client.factory.js';
 import { createCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
@@ -73,10 +73,8 @@ onPostgres(
           body: ready.body,
           retry: ready.headers['retry-after'],
         }).toEqual({ status: 503, body: errors.notReady, retry: '1' });
-        const token = await request(t.http).post('/oauth/token').send({
+        const token = await tokenRequest(t, client, {
           grant_type: 'client_credentials',
-          client_id: client.clientId,
-          client_secret: client.clientSecret,
           scope: 'customers:read',
         });
         expect({ status: token.status, body: token.body }).toEqual({
