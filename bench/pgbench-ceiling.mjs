@@ -13,11 +13,10 @@ const SCHEMA = 'bench_ceiling';
  * (a) the prepared primary-key read of GET /v2/customers/:id/company;
  * (b) the one-statement update of PUT /v2/customers/:id/company (a transaction of its own, so
  *     one WAL flush each, as for the service);
- * (c) one webhook delivery: the event row and the handler's row in one statement, as the
- *     service's own statement (insertWithDependents) in its single-delivery form, into copies of
- *     the tables, their triggers and the event sequence (prepareCeiling), found first on
- *     pgbench's search_path, so the runs leave the real ones alone. The service puts the
- *     deliveries received together into one such statement, so it can pass this ceiling.
+ * (c) one webhook delivery as the service runs it on PostgreSQL: a transaction of its own with
+ *     the event row and the handler's row, four statements, into copies of the tables, their
+ *     triggers and the event sequence (prepareCeiling), found first on pgbench's search_path, so
+ *     the runs leave the real ones alone.
  */
 const SCRIPTS = {
   a: (idSpan) => `\\set id random(1, ${idSpan})
@@ -27,7 +26,10 @@ SELECT company_name, company_type FROM public.customers WHERE id = :id;
 UPDATE public.customers SET company_name = 'Company ' || :id WHERE id = :id RETURNING id, company_name, company_type;
 `,
   c: () => `\\set attempt random(1, 4000000000000)
-WITH f AS (INSERT INTO webhook_events (id, client_id, event, dedupe_key, payload, status, attempts, last_error, received_at, processed_at, last_attempt_at, seq) VALUES (gen_random_uuid(), 'bench-client', 'learning.attempt.completed', 'natural:' || :attempt, '{"user_id":7,"module_id":3,"attempt_id":' || :attempt || '}', 'processed', 1, NULL, now(), now(), now(), nextval('webhook_events_seq')) ON CONFLICT DO NOTHING RETURNING id), d1 AS (INSERT INTO completed_attempts (client_id, attempt_id, user_id, module_id, recorded_at) SELECT 'bench-client', :attempt, 7, 3, now() FROM f ON CONFLICT DO NOTHING) SELECT id FROM f;
+BEGIN;
+INSERT INTO webhook_events (id, client_id, event, dedupe_key, payload, status, attempts, last_error, received_at, processed_at, last_attempt_at, seq) VALUES (gen_random_uuid(), 'bench-client', 'learning.attempt.completed', 'natural:' || :attempt, '{"user_id":7,"module_id":3,"attempt_id":' || :attempt || '}', 'processed', 1, NULL, now(), now(), now(), nextval('webhook_events_seq')) ON CONFLICT DO NOTHING;
+INSERT INTO completed_attempts (client_id, attempt_id, user_id, module_id, recorded_at) VALUES ('bench-client', :attempt, 7, 3, now()) ON CONFLICT DO NOTHING;
+COMMIT;
 `,
 };
 
