@@ -143,6 +143,12 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       // Headers a browser script may read besides the CORS-safelisted ones: the id to quote, when
       // to retry, and why a token was refused.
       exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate'],
+      // A preflight is answered by the plugin's OPTIONS route, not in its hook (Nest runs that
+      // first of all): after the hook below, so it carries the request id and the security
+      // headers as every other answer does. An OPTIONS request that is not a preflight (no
+      // Origin or Access-Control-Request-Method) is answered the same, not with a plain-text 400.
+      preflightContinue: true,
+      strictPreflight: false,
     });
   }
 

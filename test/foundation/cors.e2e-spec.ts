@@ -16,8 +16,12 @@ describe('CORS with CORS_ORIGINS set', () => {
       .set('origin', 'https://b.example')
       .set('access-control-request-method', 'PUT')
       .set('access-control-request-headers', 'authorization,content-type')
-      .expect(204);
+      .expect(200);
+    expect(allowed.text).toBe('');
     expect(allowed.headers['access-control-allow-origin']).toBe('https://b.example');
+    // Like every other answer: an id to quote, and the security headers.
+    expect(allowed.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(allowed.headers['x-content-type-options']).toBe('nosniff');
     expect(allowed.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT');
     expect(allowed.headers['access-control-allow-headers']).toBe('authorization,content-type');
 
@@ -26,6 +30,25 @@ describe('CORS with CORS_ORIGINS set', () => {
       .set('origin', 'https://evil.example')
       .set('access-control-request-method', 'PUT');
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('answers an OPTIONS request that is no preflight as it answers one, not with a plain-text 400', async () => {
+    const res = await request(t.http).options('/v2/customers/1/company').expect(200);
+    expect(res.text).toBe('');
+    expect(res.headers['content-type']).toBeUndefined();
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT');
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('lets a listed origin read a refusal made before the body', async () => {
+    const res = await request(t.http)
+      .put('/v2/customers/1/company')
+      .set('origin', 'https://a.example')
+      .send({ name: 'x' })
+      .expect(401);
+    expect(res.headers['access-control-allow-origin']).toBe('https://a.example');
+    expect(res.body).toEqual({ message: expect.any(String) });
   });
 
   it('marks answers to a listed origin', async () => {
