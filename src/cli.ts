@@ -98,7 +98,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const result = await command.run({ app, env, values });
     process.stdout.write(`${JSON.stringify(result)}\n`);
-    return 0;
+    return command.exitCode?.(result) ?? 0;
   } catch (error) {
     if (error instanceof CliUsageError) {
       process.stderr.write(`${error.message}\n\n${commandUsage(command)}`);

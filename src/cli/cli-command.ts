@@ -23,6 +23,12 @@ export interface CliCommand {
    * `env`: runs before Nest boots, with the validated environment only (e.g. db:status).
    */
   context: 'app' | 'env';
+  /**
+   * The exit code for `run`'s result (default 0). A command that did its work but not all of it
+   * (a replay whose events fail again) exits 1 with its result still printed, so that a script
+   * or a scheduler running it notices.
+   */
+  exitCode?(result: unknown): number;
   run(input: {
     app?: INestApplicationContext;
     env: Environment;

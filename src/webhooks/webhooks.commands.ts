@@ -11,6 +11,7 @@ import { UUID_PATTERN } from './uuid-v7.js';
  * last_error}]}`; an event that is not failed is skipped, never processed twice, and so is one
  * deleted while the replay runs (`webhooks:prune` beside it): `{id, result: "skipped", status:
  * "deleted"}`, or, when it was deleted before the replay read it, only counted in `skipped`.
+ * Exits 1 when an event failed again (the output is printed all the same), else 0.
  */
 export const webhooksReplayCommand: CliCommand = {
   name: 'webhooks:replay',
@@ -22,6 +23,8 @@ export const webhooksReplayCommand: CliCommand = {
     failed: 'Every event that had failed when the command started, oldest attempt first.',
   },
   context: 'app',
+  // Events that failed again are listed in the output, and the exit code says so.
+  exitCode: (result) => ((result as { failed: number }).failed > 0 ? 1 : 0),
   async run({ app, values }) {
     const { id, failed } = values;
     if ((id === undefined) === (failed !== true)) {

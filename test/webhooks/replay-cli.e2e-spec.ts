@@ -98,7 +98,8 @@ describe('CLI webhooks:replay', () => {
     ).body.id as string;
 
     const result = await cli('--failed');
-    expect(result.code).toBe(0);
+    // An event failed again: the summary is printed all the same, and the exit code says so.
+    expect(result.code).toBe(1);
     const output = JSON.parse(result.stdout);
     expect(output).toMatchObject({ processed: 1, failed: 1, skipped: 0 });
     expect(output.events).toEqual([
@@ -115,6 +116,17 @@ describe('CLI webhooks:replay', () => {
     expect(await row(learning.id)).toMatchObject({ status: 'processed' });
     expect(await row(job)).toMatchObject({ status: 'failed', attempts: 2 });
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
+
+    // Only failures that succeed: exit 0. (The job event would fail on every replay: gone.)
+    await t.db.getRepository(WebhookEvent).delete({ id: job });
+    const again = await failedAttempt();
+    const clean = await cli('--failed');
+    expect(clean.code).toBe(0);
+    expect(JSON.parse(clean.stdout)).toMatchObject({
+      processed: 1,
+      failed: 0,
+      events: [expect.objectContaining({ id: again.id, result: 'processed' })],
+    });
   });
 
   it('--failed goes through every batch in attempt order, ties included, each event once', async () => {
