@@ -30,6 +30,17 @@ describe('validateEnvironment', () => {
     }
   });
 
+  it('takes TOKEN_TTL_SECONDS from 60 s to one year (docs/contract.md §3), refusing anything else', () => {
+    for (const raw of ['60', '31536000']) {
+      expect(validateEnvironment({ TOKEN_TTL_SECONDS: raw }).TOKEN_TTL_SECONDS).toBe(Number(raw));
+    }
+    for (const raw of ['59', '31536001', '1y']) {
+      expect(() => validateEnvironment({ TOKEN_TTL_SECONDS: raw })).toThrow(
+        /TOKEN_TTL_SECONDS must be an integer from 60 to 31536000/,
+      );
+    }
+  });
+
   it.each([
     [{ PORT: '38117' }, 'http://localhost:38117'],
     [{ HOST: '::', PORT: '8080' }, 'http://localhost:8080'],

@@ -64,9 +64,9 @@ export class Environment {
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
   @Transform(toInt)
-  @IsInt({ message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 315360000' })
-  @Min(60, { message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 315360000' })
-  @Max(315360000, { message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 315360000' })
+  @IsInt({ message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 31536000' })
+  @Min(60, { message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 31536000' })
+  @Max(31536000, { message: 'TOKEN_TTL_SECONDS must be an integer from 60 to 31536000' })
   TOKEN_TTL_SECONDS = 31536000;
 
   /** Default: the address the server listens on (see `defaultIssuer`). */
