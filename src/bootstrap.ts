@@ -4,7 +4,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
 import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
-import { OAUTH_ROUTE } from './common/oauth-routes.js';
+import { OAUTH_ROUTE, OAUTH_UNAVAILABLE } from './common/oauth-routes.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
 import {
@@ -178,7 +178,11 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     void reply
       .code(503)
       .headers({ connection: 'close', 'retry-after': '1' })
-      .send({ message: 'The service is temporarily unavailable.' });
+      .send(
+        OAUTH_ROUTE.test(request.url)
+          ? OAUTH_UNAVAILABLE
+          : { message: 'The service is temporarily unavailable.' },
+      );
   });
   refuseMarkedQueries(fastify);
   // An Expect other than 100-continue: Node answers 417 itself, with no body, id or headers,

@@ -11,6 +11,12 @@ export const OAUTH_ROUTE = /^\/oauth\//;
 /** Headers of every answer of those routes, errors included (RFC 6749 §5.1). */
 export const OAUTH_NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
+/** The OAuth endpoints' 503 (a database away, hashing saturated, the service stopping). */
+export const OAUTH_UNAVAILABLE = {
+  error: 'temporarily_unavailable',
+  error_description: 'The service is temporarily unavailable.',
+};
+
 /** An error answer before it is sent. */
 export interface ErrorAnswer {
   status: number;
@@ -29,13 +35,14 @@ const KEPT_STATUSES = [413, 414, 417, 431];
  * §5.2's `{error, error_description}`. A refusal of the request is 400 `invalid_request` (a body
  * neither JSON nor a form, a missing Host, the validation pipe's 422 naming one of its problems:
  * firstProblem()) unless its status is a size limit (413 a body over 1 MiB, 414, 431:
- * docs/contract.md §2's statuses hold here too); 404, 429 and 503 keep the contract's body, and
- * any other failure is `server_error`.
+ * docs/contract.md §2's statuses hold here too); 404 and 429 keep the contract's body, 503 is
+ * `temporarily_unavailable`, and any other failure is `server_error`.
  */
 export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
   const { status } = answer;
+  if (status === 503) return { ...answer, body: OAUTH_UNAVAILABLE };
   if (status === 429 || status >= 500) {
-    return status >= 500 && status !== 503
+    return status >= 500
       ? { ...answer, body: { error: 'server_error', error_description: 'Internal server error.' } }
       : answer;
   }

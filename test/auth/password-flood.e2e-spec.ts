@@ -82,7 +82,7 @@ describe('password grants under a flood of wrong passwords', () => {
         expect({ status: res.status, body: res.body }).toEqual(
           res.status === 429
             ? { status: 429, body: errors.tooManyRequests }
-            : { status: 503, body: errors.databaseUnavailable },
+            : { status: 503, body: oauthErrors.unavailable },
         );
         expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       }

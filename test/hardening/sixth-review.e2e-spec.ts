@@ -8,7 +8,7 @@ import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { usingPostgres } from '../support/database.js';
 import { rawRequest } from '../support/raw-http.js';
-import { errors } from '../support/responses.js';
+import { errors, oauthErrors } from '../support/responses.js';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 
 const onPostgres = usingPostgres() ? describe : describe.skip;
@@ -77,10 +77,12 @@ onPostgres(
           grant_type: 'client_credentials',
           scope: 'customers:read',
         });
-        expect({ status: token.status, body: token.body }).toEqual({
-          status: 503,
-          body: errors.databaseUnavailable,
-        });
+        // The OAuth endpoint's 503 has the RFC 6749 body, as its other errors do.
+        expect({
+          status: token.status,
+          body: token.body,
+          retry: token.headers['retry-after'],
+        }).toEqual({ status: 503, body: oauthErrors.unavailable, retry: '1' });
       } finally {
         await admin('ALTER DATABASE $db ALLOW_CONNECTIONS true');
       }

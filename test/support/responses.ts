@@ -60,6 +60,8 @@ export const oauthErrors = {
     'The request body contains a forbidden "__proto__" or "constructor.prototype" key.',
   ),
   tooLarge: oauth('invalid_request', 'The request body is larger than 1 MiB.'),
+  /** Every 503 there: a database away, password hashing saturated, the service stopping. */
+  unavailable: oauth('temporarily_unavailable', 'The service is temporarily unavailable.'),
   invalidClient: oauth('invalid_client', 'Client authentication failed.'),
   invalidGrant: oauth('invalid_grant', 'The username or password is incorrect.'),
   grantNotAllowed: (grant: string) =>

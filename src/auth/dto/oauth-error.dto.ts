@@ -10,6 +10,8 @@ export class OAuthErrorDto {
       'unauthorized_client',
       'unsupported_grant_type',
       'invalid_scope',
+      'server_error',
+      'temporarily_unavailable',
     ],
   })
   error: string;

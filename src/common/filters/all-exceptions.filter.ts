@@ -104,8 +104,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
   ) {
     if (OAUTH_ROUTE.test(request.url)) {
       // The service's own errors render themselves (the OAuth ones in RFC 6749's shape), except
-      // a refused input (the OAuth DTOs' 422, a poisoned query), answered as invalid_request.
-      if (!(exception instanceof ApiException) || exception instanceof RefusedInputException) {
+      // a refused input (the OAuth DTOs' 422, a poisoned query), answered as invalid_request,
+      // and a 503 (hashing saturated), answered as every 503 there.
+      if (
+        !(exception instanceof ApiException) ||
+        exception instanceof RefusedInputException ||
+        rendered.status === 503
+      ) {
         rendered = asOAuthError(rendered);
       }
       rendered = { ...rendered, headers: { ...rendered.headers, ...OAUTH_NO_STORE } };

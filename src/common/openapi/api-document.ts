@@ -49,7 +49,12 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
       'Unexpected failure (logged with the request id, never described).',
       oauth ? OAuthErrorDto : ErrorDto,
     ),
-    ...((api || oauth) && { '503': error('The database cannot be reached.') }),
+    ...((api || oauth) && {
+      '503': error(
+        'The database cannot be reached, or the service is busy or stopping.',
+        oauth ? OAuthErrorDto : ErrorDto,
+      ),
+    }),
   };
 }
 
