@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import { registeredFeatures } from './features.js';
 
@@ -41,6 +42,7 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
   };
 
   if (/^postgres(ql)?:\/\//.test(settings.url)) {
+    timestampsInUtc();
     const statementTimeout = settings.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
     return {
       ...common,
@@ -78,6 +80,24 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
       db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     },
   };
+}
+
+const PLAIN_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$/;
+
+/**
+ * `timestamp` (without time zone) columns hold UTC on PostgreSQL, as SQLite's do, whatever the
+ * TZ of the process that writes or reads them. `pg` writes a Date in the process's local time
+ * (PostgreSQL drops the offset it sends for such a column) and reads one back as local time:
+ * instances or a CLI in different time zones would disagree by hours, and so would retention.
+ * The settings are the driver's own, for the whole process.
+ */
+function timestampsInUtc() {
+  pg.defaults.parseInputDatesAsUTC = true;
+  const withZone = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text');
+  pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, 'text', (text: string) =>
+    // 'infinity' and BC dates as the driver reads them.
+    withZone(PLAIN_TIMESTAMP.test(text) ? `${text}+00` : text),
+  );
 }
 
 /** DATABASE_URL as it may be logged: a PostgreSQL password removed, a SQLite path made absolute. */
