@@ -171,6 +171,9 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       .header('x-request-id', request.id);
     const refused = headStatus(request.raw);
     if (refused) return refuseHead(reply, refused);
+    // `/v2/customers/` matches `/v2/customers/:customer_id` with an empty id: that is no route
+    // (docs/contract.md §2: 404 whatever the token), not a customer to authenticate for.
+    if (hasEmptyParameter(request)) return void reply.callNotFound();
     // An unknown route (no route of its own, so no continueOnRead) reads its body too before its
     // 404: a client waiting for 100 Continue is told to send it rather than left to time out.
     if (request.is404 && request.headers.expect !== undefined) reply.raw.writeContinue();
@@ -275,6 +278,13 @@ const DOCS_PAGE_FILES = new Set([
 function onlyDocsPageFiles(request: FastifyRequest, reply: FastifyReply, done: () => void) {
   if (DOCS_PAGE_FILES.has((request.params as { '*': string })['*'])) return done();
   void reply.callNotFound();
+}
+
+function hasEmptyParameter(request: FastifyRequest): boolean {
+  const params = request.params as Record<string, string> | undefined;
+  if (!params) return false;
+  for (const name in params) if (params[name] === '' && name !== '*') return true;
+  return false;
 }
 
 /** How often Node checks the headers and request timeouts. */

@@ -5,6 +5,7 @@ import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { startServer, type ServerProcess } from '../support/processes.js';
 import { remoteAuthHeader } from '../support/remote-auth.js';
+import { errors } from '../support/responses.js';
 
 // One app for the file: AppModule reads its configuration once per test file.
 let t: TestApp;
@@ -82,4 +83,29 @@ describe('seventh outside review: stored times do not depend on the time zone', 
       .expect(200);
     expect(readThere.body.data.received_at).toBe(fromHere.data.received_at);
   }, 60_000);
+});
+
+/**
+ * What a seventh outside review found: a path with an empty segment where a route has its id
+ * (`/v2/customers/`) was 401 without a token and 404 with one; an unknown route is 404 whatever
+ * the token (docs/contract.md §2).
+ */
+describe('seventh outside review: an empty id is no route', () => {
+  it.each([
+    ['GET', '/v2/customers/'],
+    ['GET', '/v2/customers//company'],
+    ['PUT', '/v2/customers//company'],
+    ['GET', '/v2/webhooks/'],
+  ])('%s %s is 404 with no token, an ill-formed one and a valid one', async (method, path) => {
+    const valid = await authHeader(t, ['customers:read', 'customers:write', 'webhooks:read']);
+    for (const authorization of [undefined, 'Bearer', valid]) {
+      const req = request(t.http)[method === 'PUT' ? 'put' : 'get'](path);
+      if (authorization) req.set('authorization', authorization);
+      const res = method === 'PUT' ? await req.send({ name: 'x' }) : await req;
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 404,
+        body: errors.routeNotFound,
+      });
+    }
+  });
 });
