@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
+import { ListenFailure } from './common/listen-failure.js';
 import { Database, databaseForLog } from './database/index.js';
 import {
   type Environment,
@@ -22,7 +23,9 @@ async function main() {
   // uses, which is what fails most often (unreachable, missing, unwritable).
   const app = await buildApp(env).catch((error: unknown) => {
     throw new StartupError(
-      `Start-up failed (database ${databaseForLog(env.DATABASE_URL)}): ${messageOf(error)}`,
+      error instanceof ListenFailure
+        ? `Start-up failed: ${error.message}`
+        : `Start-up failed (database ${databaseForLog(env.DATABASE_URL)}): ${messageOf(error)}`,
     );
   });
   const { ROOT_LOGGER } = await import('./logging/logging.module.js');
@@ -73,7 +76,7 @@ async function main() {
 
   await app.listen({ port: env.PORT, host: env.HOST }).catch((error: unknown) => {
     throw new StartupError(
-      `Start-up failed: cannot listen on ${listenAddress(env)}: ${messageOf(error)}`,
+      `Start-up failed: cannot listen on ${listenAddress(env)} (PORT, HOST): ${messageOf(error)}`,
     );
   });
   logger.info(started.fields, started.message);

@@ -10,6 +10,8 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { ListenFailure } from '../common/listen-failure.js';
+import { requestIdOf } from '../common/filters/http-layer-errors.js';
 import type { Environment } from '../config/environment.js';
 import { Metrics } from './metrics.service.js';
 
@@ -46,8 +48,13 @@ export class MetricsEndpoint implements OnModuleInit, OnApplicationShutdown {
 
     const registry = this.metrics.registry;
     this.server = createServer((req, res) => {
-      if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not found."}');
+      // As on the API's port (docs/contract.md §1, §2): an id on every answer, HEAD as GET.
+      res.setHeader('x-request-id', requestIdOf(req));
+      const known = req.url?.split('?')[0] === '/metrics';
+      if (!known || (req.method !== 'GET' && req.method !== 'HEAD')) {
+        res
+          .writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
+          .end('{"message":"Route not found."}');
         return;
       }
       registry.metrics().then(
@@ -55,8 +62,13 @@ export class MetricsEndpoint implements OnModuleInit, OnApplicationShutdown {
         () => res.writeHead(500).end(),
       );
     });
-    this.server.listen(port, this.config.get('HOST', { infer: true }));
-    await once(this.server, 'listening');
+    const host = this.config.get('HOST', { infer: true });
+    this.server.listen(port, host);
+    await once(this.server, 'listening').catch((error: Error) => {
+      throw new ListenFailure(
+        `cannot listen on METRICS_PORT ${port} (HOST ${host}): ${error.message}`,
+      );
+    });
   }
 
   async onApplicationShutdown() {

@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { buildDataSourceOptions } from '../../src/database/index.js';
 import { PER_INSTANCE_LIMITS } from '../../src/logging/lifecycle-log.js';
 import { createTestDatabase, TestDatabase, usingPostgres } from '../support/database.js';
@@ -218,6 +219,28 @@ describe('a failed start', () => {
       stdout: '',
       stderr: `Start-up failed (database ${url.toString()}): database "company_api_test_missing_database" does not exist\n`,
     });
+  });
+
+  it('a port in use: PORT, or METRICS_PORT, named instead of the database', async () => {
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const metrics = await start({ HOST: '127.0.0.1', METRICS_PORT: String(port) });
+      expect(metrics).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `Start-up failed: cannot listen on METRICS_PORT ${port} (HOST 127.0.0.1): listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`,
+      });
+      const api = await start({ HOST: '127.0.0.1', PORT: String(port) });
+      expect(api.code).toBe(1);
+      expect(api.stderr).toBe(
+        `Start-up failed: cannot listen on http://127.0.0.1:${port} (PORT, HOST): listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 
   it('a SQLite file that cannot be created', async () => {

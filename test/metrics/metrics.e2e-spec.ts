@@ -150,6 +150,21 @@ describe('metrics', () => {
   it('answers nothing else on the metrics port, and the API port has no /metrics', async () => {
     const other = await fetch(metricsUrl.replace('/metrics', '/health'));
     expect(other.status).toBe(404);
+    expect(await other.json()).toEqual({ message: 'Route not found.' });
+    expect(other.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     await request(t.http).get('/metrics').expect(404);
+  });
+
+  it('answers HEAD as GET, and carries the request id as the API port does', async () => {
+    const head = await fetch(metricsUrl, {
+      method: 'HEAD',
+      headers: { 'x-request-id': 'scrape-1' },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(head.headers.get('x-request-id')).toBe('scrape-1');
+    expect(await head.text()).toBe('');
+    const post = await fetch(metricsUrl, { method: 'POST' });
+    expect(post.status).toBe(404);
   });
 });
