@@ -324,7 +324,11 @@ function continueOnRead(
   payload: RequestPayload,
   done: (error: null, payload: RequestPayload) => void,
 ) {
-  if (request.headers.expect !== undefined) reply.raw.writeContinue();
+  // A declared length over the limit is answered 413 without reading: no invitation to send it.
+  const declared = Number(request.headers['content-length']);
+  if (request.headers.expect !== undefined && !(declared > BODY_LIMIT_BYTES)) {
+    reply.raw.writeContinue();
+  }
   done(null, payload);
 }
 

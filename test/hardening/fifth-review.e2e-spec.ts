@@ -139,6 +139,21 @@ describe('fifth outside review', () => {
       );
     });
 
+    it('a declared length over 1 MiB: 413 at once, no 100 Continue', async () => {
+      const res = await rawRequest(
+        t,
+        `PUT /v2/customers/${customerId}/company HTTP/1.1\r\nHost: x\r\nAuthorization: ${write}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 2000000\r\n' +
+          'Expect: 100-continue\r\nConnection: close\r\n\r\n',
+      );
+      // The first thing written is the final answer (a 100 would come first).
+      expect(res.head.startsWith('HTTP/1.1 413 ')).toBe(true);
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 413,
+        body: errors.tooLarge,
+      });
+    });
+
     it('an unknown route: 100 Continue, then 404 (a client waiting for it was left to time out)', async () => {
       const { first, final } = await continued(
         `PUT /v2/nope HTTP/1.1\r\nHost: x\r\nAuthorization: ${write}\r\n` +
