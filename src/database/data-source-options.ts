@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
@@ -65,7 +65,7 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
 
   const path = settings.url.replace(/^sqlite:/, '');
   const database = path === ':memory:' ? ':memory:' : resolve(path);
-  if (database !== ':memory:') mkdirSync(dirname(database), { recursive: true });
+  if (database !== ':memory:') makeFolders(dirname(database));
   return {
     ...common,
     type: 'better-sqlite3',
@@ -80,6 +80,26 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
       db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     },
   };
+}
+
+/**
+ * `folder` and the folders above it that are missing, one level at a time: Node's recursive
+ * mkdirSync() spins forever where a folder cannot be made and reports ENOENT (under /proc).
+ */
+function makeFolders(folder: string) {
+  const missing: string[] = [];
+  for (let at = folder; !existsSync(at); at = dirname(at)) {
+    missing.push(at);
+    if (dirname(at) === at) break;
+  }
+  for (const each of missing.reverse()) {
+    try {
+      mkdirSync(each);
+    } catch (error) {
+      // Made meanwhile by another process starting on the same file.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
 }
 
 const PLAIN_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$/;

@@ -243,6 +243,16 @@ describe('a failed start', () => {
     }
   });
 
+  it('a SQLite folder that cannot be made (under /proc: it hung, spinning)', async () => {
+    const result = await start({ DATABASE_URL: 'sqlite:/proc/company-api/app.sqlite' });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        "Start-up failed (database sqlite:/proc/company-api/app.sqlite): ENOENT: no such file or directory, mkdir '/proc/company-api'\n",
+    });
+  });
+
   it('a SQLite file that cannot be created', async () => {
     const result = await start({ DATABASE_URL: 'sqlite:/dev/null/company-api/app.sqlite' });
     expect(result.code).toBe(1);
