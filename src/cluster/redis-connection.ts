@@ -9,7 +9,8 @@ const READY_WAIT_MS = 2000;
 /**
  * The Redis named by REDIS_URL, when set: one command connection (throttling counters,
  * publishing) and subscriber connections made from it. Commands never queue while Redis is away
- * (they fail at once, so callers fall back instead of waiting); ioredis reconnects by itself.
+ * (they fail at once, so callers fall back instead of waiting), nor wait long on a Redis that
+ * does not answer; ioredis reconnects by itself.
  * Its loss and its return are each logged once.
  */
 @Injectable()
@@ -43,7 +44,9 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
    */
   subscriber(): Redis {
     const subscriber = this.watch(
-      this.client!.duplicate({ enableOfflineQueue: true }),
+      // No command time limit: a SUBSCRIBE sent while Redis is away waits for it, and ioredis
+      // subscribes again after every reconnect only to what was subscribed.
+      this.client!.duplicate({ enableOfflineQueue: true, commandTimeout: undefined }),
       'subscriptions',
     );
     this.subscribers.push(subscriber);
@@ -94,6 +97,10 @@ const OPTIONS = {
   enableAutoPipelining: true,
   maxRetriesPerRequest: 1,
   connectTimeout: 2000,
+  // A Redis that is connected but does not answer (stopped, overloaded, cut off without a reset)
+  // fails a command after this, so that the callers fall back (throttling counts in memory, a
+  // publish is left to the periodic refresh) instead of waiting with the request.
+  commandTimeout: 500,
   // Quickly back, then every second at most: a returning Redis is used within a second.
   retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
 };

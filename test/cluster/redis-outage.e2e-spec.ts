@@ -114,6 +114,38 @@ describe('Redis going away and coming back', () => {
     });
   });
 
+  it('keeps answering while Redis is connected but silent (stopped with SIGSTOP), then uses it again', async () => {
+    // A Redis that accepts nothing and answers nothing, but keeps its connections: the token
+    // requests waited for its replies without end, and were cut without an answer.
+    process.kill(redisServer!.pid!, 'SIGSTOP');
+    try {
+      for (const instance of instances) {
+        const res = await tokenRequest(instance, newAddress(), client.client_secret);
+        expect(res.status).toBe(200);
+        expect(await tokenRequest(instance, newAddress(), 'wrong')).toEqual({
+          status: 401,
+          body: oauthErrors.invalidClient,
+        });
+      }
+      const revoked = await fetch(`${instances[0].baseUrl}/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          token: 'not-a-token',
+          client_id: client.client_id,
+          client_secret: client.client_secret,
+        }),
+      });
+      expect(revoked.status).toBe(200);
+    } finally {
+      process.kill(redisServer!.pid!, 'SIGCONT');
+    }
+    expect(await fourthFailure(newAddress())).toEqual({
+      status: 429,
+      body: errors.tooManyRequests,
+    });
+  });
+
   it('keeps answering while Redis is down, each instance counting alone; then shares again once it is back', async () => {
     await stopRedis();
 
