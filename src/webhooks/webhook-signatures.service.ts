@@ -31,6 +31,9 @@ export class WebhookSignatureException extends ApiException {
 }
 
 const HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+
+/** How often a problem that lasts (a secret that cannot be decrypted) is logged again. */
+const REPORT_AGAIN_MS = 10 * 60_000;
 /**
  * Unix seconds in their one canonical spelling: the library reads the header with parseInt() and
  * checks the signature over the number it read, so `0<now>` (a leading zero) would be checked over
@@ -60,6 +63,8 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
   private loading: Promise<string[]> = Promise.resolve([]);
   private busy = false;
   private timer?: NodeJS.Timeout;
+  /** The problem last logged by a periodic reload, and when. */
+  private reported?: { problem: string; at: number };
 
   constructor(
     private readonly secrets: WebhookSigningSecretsRepository,
@@ -175,13 +180,26 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
     if (this.busy) return;
     this.busy = true;
     this.reload()
-      .then((problems) => {
-        if (problems.length > 0) this.logger.error(problems[0]);
-      })
+      .then(([problem]) => this.report(problem))
       .catch((error: unknown) =>
         this.logger.warn({ err: error }, 'could not reload the webhook signing secrets'),
       )
       .finally(() => (this.busy = false));
+  }
+
+  /**
+   * Logs a reload's problem when it is new, and again every REPORT_AGAIN_MS while it lasts: a
+   * reload runs every REVOCATION_REFRESH_MS, and the same line every 2 s would bury the log.
+   */
+  private report(problem: string | undefined) {
+    const now = Date.now();
+    if (problem === undefined) {
+      this.reported = undefined;
+      return;
+    }
+    if (this.reported?.problem === problem && now - this.reported.at < REPORT_AGAIN_MS) return;
+    this.reported = { problem, at: now };
+    this.logger.error(problem);
   }
 
   private async load(): Promise<string[]> {

@@ -439,6 +439,33 @@ describe('signed webhooks (Standard Webhooks, per client)', () => {
       await post(sender.write, text(attemptCompleted())).expect(200);
     });
 
+    it('are logged by the periodic reload when they appear, then every 10 minutes, not every reload', () => {
+      const signatures = t.app.get(WebhookSignatures);
+      const logged = jest.spyOn(signatures['logger'], 'error').mockImplementation(() => undefined);
+      const now = jest.spyOn(Date, 'now');
+      try {
+        const at = (ms: number) => now.mockReturnValue(1_800_000_000_000 + ms);
+        at(0);
+        signatures['report']('A secret cannot be decrypted (client a).');
+        at(2_000);
+        signatures['report']('A secret cannot be decrypted (client a).');
+        expect(logged).toHaveBeenCalledTimes(1);
+        // Another problem is news.
+        signatures['report']('A secret cannot be decrypted (client b).');
+        expect(logged).toHaveBeenCalledTimes(2);
+        at(2_000 + 10 * 60_000);
+        signatures['report']('A secret cannot be decrypted (client b).');
+        expect(logged).toHaveBeenCalledTimes(3);
+        // Gone, then back: logged again at once.
+        signatures['report'](undefined);
+        signatures['report']('A secret cannot be decrypted (client b).');
+        expect(logged).toHaveBeenCalledTimes(4);
+      } finally {
+        now.mockRestore();
+        logged.mockRestore();
+      }
+    });
+
     it('stop a server from starting without the key, or with another one', async () => {
       await secrets().create((await senderHeaders(t)).clientId);
       const start = async (key: string | undefined) =>
