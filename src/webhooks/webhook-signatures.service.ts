@@ -44,7 +44,8 @@ const TIMESTAMP = /^(0|[1-9][0-9]{0,11})$/;
 const SIGNATURE_LIST = /^[^\s,]+,[^\s,]+( [^\s,]+,[^\s,]+)*$/;
 
 /** A client's live secrets, or why they cannot be used (its deliveries are then refused). */
-type ClientSecrets = { webhooks: Webhook[] } | { problem: string; reported?: boolean };
+/** A client's secrets, opened; or why they cannot be (its client named, as logged). */
+type ClientSecrets = { webhooks: Webhook[] } | { problem: string };
 
 /**
  * Which clients sign their deliveries, and with what. Every secret is kept in memory, decrypted,
@@ -63,8 +64,8 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
   private loading: Promise<string[]> = Promise.resolve([]);
   private busy = false;
   private timer?: NodeJS.Timeout;
-  /** The problem last logged by a periodic reload, and when. */
-  private reported?: { problem: string; at: number };
+  /** Each problem logged (a secret that cannot be decrypted), and when it was last. */
+  private readonly reported = new Map<string, number>();
 
   constructor(
     private readonly secrets: WebhookSigningSecretsRepository,
@@ -103,8 +104,7 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
     // Fail closed: a client whose secrets cannot be opened gets no delivery accepted, and a
     // sender retries a 503 (the operator sees why in the log, once per reload).
     if ('problem' in secrets) {
-      if (!secrets.reported) this.logger.error(`client ${clientId}: ${secrets.problem}`);
-      secrets.reported = true;
+      this.report(secrets.problem);
       throw new ServiceUnavailableApiException(
         'The webhook signature cannot be checked right now.',
       );
@@ -180,7 +180,10 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
     if (this.busy) return;
     this.busy = true;
     this.reload()
-      .then(([problem]) => this.report(problem))
+      .then((problems) => {
+        if (problems.length === 0) this.reported.clear();
+        for (const problem of problems) this.report(problem);
+      })
       .catch((error: unknown) =>
         this.logger.warn({ err: error }, 'could not reload the webhook signing secrets'),
       )
@@ -188,17 +191,15 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Logs a reload's problem when it is new, and again every REPORT_AGAIN_MS while it lasts: a
-   * reload runs every REVOCATION_REFRESH_MS, and the same line every 2 s would bury the log.
+   * Logs a problem when it is new, and again every REPORT_AGAIN_MS while it lasts: a reload runs
+   * every REVOCATION_REFRESH_MS and a refused delivery may come every millisecond, and the same
+   * line that often would bury the log. Problems are forgotten once a reload finds none.
    */
-  private report(problem: string | undefined) {
+  private report(problem: string) {
     const now = Date.now();
-    if (problem === undefined) {
-      this.reported = undefined;
-      return;
-    }
-    if (this.reported?.problem === problem && now - this.reported.at < REPORT_AGAIN_MS) return;
-    this.reported = { problem, at: now };
+    const last = this.reported.get(problem);
+    if (last !== undefined && now - last < REPORT_AGAIN_MS) return;
+    this.reported.set(problem, now);
     this.logger.error(problem);
   }
 
@@ -216,9 +217,9 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
         secrets.webhooks.push(webhook);
         byClient.set(row.clientId, secrets);
       } catch (error) {
-        const problem = (error as Error).message;
         // Which client's deliveries are refused meanwhile, for the start-up error and the log.
-        problems.push(`${problem.replace(/\.$/, '')} (client ${row.clientId}).`);
+        const problem = `${(error as Error).message.replace(/\.$/, '')} (client ${row.clientId}).`;
+        problems.push(problem);
         byClient.set(row.clientId, { problem });
       }
     }
