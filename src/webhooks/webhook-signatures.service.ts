@@ -34,6 +34,7 @@ const HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as cons
 
 /** How often a problem that lasts (a secret that cannot be decrypted) is logged again. */
 const REPORT_AGAIN_MS = 10 * 60_000;
+
 /**
  * Unix seconds in their one canonical spelling: the library reads the header with parseInt() and
  * checks the signature over the number it read, so `0<now>` (a leading zero) would be checked over
@@ -43,8 +44,10 @@ const TIMESTAMP = /^(0|[1-9][0-9]{0,11})$/;
 /** Space-separated `<version>,<signature>` pairs; the library checks the `v1` ones. */
 const SIGNATURE_LIST = /^[^\s,]+,[^\s,]+( [^\s,]+,[^\s,]+)*$/;
 
-/** A client's live secrets, or why they cannot be used (its deliveries are then refused). */
-/** A client's secrets, opened; or why they cannot be (its client named, as logged). */
+/**
+ * A client's live secrets, or why they cannot be used (its deliveries are then refused), worded
+ * with its client as it is logged.
+ */
 type ClientSecrets = { webhooks: Webhook[] } | { problem: string };
 
 /**
@@ -102,7 +105,7 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
     const secrets = this.byClient.get(clientId);
     if (secrets === undefined) return;
     // Fail closed: a client whose secrets cannot be opened gets no delivery accepted, and a
-    // sender retries a 503 (the operator sees why in the log, once per reload).
+    // sender retries a 503 (the operator sees why in the log: report()).
     if ('problem' in secrets) {
       this.report(secrets.problem);
       throw new ServiceUnavailableApiException(
