@@ -4,7 +4,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
 import helmet from 'helmet';
 import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
-import { OAUTH_ROUTE, OAUTH_UNAVAILABLE } from './common/oauth-routes.js';
+import { OAUTH_ROUTE } from './common/oauth-routes.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
 import {
@@ -15,7 +15,7 @@ import {
   headStatus,
   originForm,
   PARSER_HEAD_LIMIT_BYTES,
-  refuseHead,
+  refuseInHook,
   requestIdOf,
   URL_LIMIT_BYTES,
 } from './common/filters/http-layer-errors.js';
@@ -170,7 +170,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
       .headers(request.url.startsWith(DOCS_PATH) ? DOCS_HEADERS : API_HEADERS)
       .header('x-request-id', request.id);
     const refused = headStatus(request.raw);
-    if (refused) return refuseHead(reply, refused);
+    if (refused) return refuseInHook(reply, refused);
     // `/v2/customers/` matches `/v2/customers/:customer_id` with an empty id: that is no route
     // (docs/contract.md §2: 404 whatever the token), not a customer to authenticate for.
     if (hasEmptyParameter(request)) return void reply.callNotFound();
@@ -178,14 +178,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     // 404: a client waiting for 100 Continue is told to send it rather than left to time out.
     if (request.is404 && request.headers.expect !== undefined) reply.raw.writeContinue();
     if (!closing) return done();
-    void reply
-      .code(503)
-      .headers({ connection: 'close', 'retry-after': '1' })
-      .send(
-        OAUTH_ROUTE.test(request.url)
-          ? OAUTH_UNAVAILABLE
-          : { message: 'The service is temporarily unavailable.' },
-      );
+    refuseInHook(reply, 503, { 'retry-after': '1' });
   });
   refuseMarkedQueries(fastify);
   // An Expect other than 100-continue: Node answers 417 itself, with no body, id or headers,
@@ -280,9 +273,9 @@ function onlyDocsPageFiles(request: FastifyRequest, reply: FastifyReply, done: (
   void reply.callNotFound();
 }
 
+/** A route parameter the URL leaves empty; the docs' wildcard (`/docs/`) may be. */
 function hasEmptyParameter(request: FastifyRequest): boolean {
-  const params = request.params as Record<string, string> | undefined;
-  if (!params) return false;
+  const params = request.params as Record<string, string>;
   for (const name in params) if (params[name] === '' && name !== '*') return true;
   return false;
 }
@@ -325,8 +318,10 @@ function continueOnRead(
   done: (error: null, payload: RequestPayload) => void,
 ) {
   // A declared length over the limit is answered 413 without reading: no invitation to send it.
-  const declared = Number(request.headers['content-length']);
-  if (request.headers.expect !== undefined && !(declared > BODY_LIMIT_BYTES)) {
+  if (
+    request.headers.expect !== undefined &&
+    !(Number(request.headers['content-length']) > BODY_LIMIT_BYTES)
+  ) {
     reply.raw.writeContinue();
   }
   done(null, payload);

@@ -70,9 +70,13 @@ export class TooManyAttemptsException extends ApiException {
   }
 }
 
-/** 503 with Retry-After: more password checks at once than the hashing threads serve in time. */
-export class PasswordChecksBusyException extends ApiException {
+/**
+ * 503 with Retry-After: more password checks at once than the hashing threads serve in time. In
+ * RFC 6749's shape, as every 503 of the OAuth endpoints.
+ */
+export class PasswordChecksBusyException extends OAuthException {
   readonly status = 503;
+  readonly error = 'temporarily_unavailable';
 
   constructor(retryAfterSeconds: number) {
     super('The service is temporarily unavailable.');

@@ -11,12 +11,6 @@ export const OAUTH_ROUTE = /^\/oauth\//;
 /** Headers of every answer of those routes, errors included (RFC 6749 §5.1). */
 export const OAUTH_NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
-/** The OAuth endpoints' 503 (a database away, hashing saturated, the service stopping). */
-export const OAUTH_UNAVAILABLE = {
-  error: 'temporarily_unavailable',
-  error_description: 'The service is temporarily unavailable.',
-};
-
 /** An error answer before it is sent. */
 export interface ErrorAnswer {
   status: number;
@@ -40,14 +34,20 @@ const KEPT_STATUSES = [413, 414, 417, 431];
  */
 export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
   const { status } = answer;
-  if (status === 503) return { ...answer, body: OAUTH_UNAVAILABLE };
-  if (status === 429 || status >= 500) {
-    return status >= 500
-      ? { ...answer, body: { error: 'server_error', error_description: 'Internal server error.' } }
-      : answer;
+  if (status === 404 || status === 429) return answer;
+  if (status >= 500 && status !== 503) {
+    return {
+      ...answer,
+      body: { error: 'server_error', error_description: 'Internal server error.' },
+    };
   }
-  if (status === 404) return answer;
   const { message, errors } = answer.body as { message: unknown; errors?: FieldErrors };
+  if (status === 503) {
+    return {
+      ...answer,
+      body: { error: 'temporarily_unavailable', error_description: String(message) },
+    };
+  }
   const description =
     status === 415
       ? 'The request body must be JSON or application/x-www-form-urlencoded.'

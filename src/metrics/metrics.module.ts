@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { ListenFailure } from '../common/listen-failure.js';
-import { requestIdOf } from '../common/filters/http-layer-errors.js';
+import { HTTP_LAYER_MESSAGES, requestIdOf } from '../common/filters/http-layer-errors.js';
 import type { Environment } from '../config/environment.js';
 import { Metrics } from './metrics.service.js';
 
@@ -54,7 +54,7 @@ export class MetricsEndpoint implements OnModuleInit, OnApplicationShutdown {
       if (!known || (req.method !== 'GET' && req.method !== 'HEAD')) {
         res
           .writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
-          .end('{"message":"Route not found."}');
+          .end(JSON.stringify({ message: HTTP_LAYER_MESSAGES[404] }));
         return;
       }
       registry.metrics().then(

@@ -1,12 +1,17 @@
 import { jest } from '@jest/globals';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../../src/database/index.js';
 import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
+import { createCustomer } from '../factories/customer.factory.js';
+import { startTestApp } from '../support/app.js';
+import { authHeader } from '../support/auth.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
 import { startServer } from '../support/processes.js';
 import { remoteAuthHeader } from '../support/remote-auth.js';
+import { oauthErrors } from '../support/responses.js';
 
 // A server start, a token through the CLI and a stop: half a minute or more on a loaded machine.
 jest.setTimeout(90_000);
@@ -74,5 +79,53 @@ describe('graceful shutdown (SIGTERM to the built server)', () => {
     } finally {
       await dataSource.destroy();
     }
+  });
+
+  it('refuses a request that arrives during the stop with 503, in RFC 6749 shape at /oauth/*', async () => {
+    const t = await startTestApp();
+    const auth = await authHeader(t, ['customers:write']);
+    const { id } = await createCustomer(t, { name: 'A', type: 'plc' });
+    const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    socket.on('data', (chunk) => (data += String(chunk)));
+    // A PUT in flight, its body not sent yet: 100 Continue says the server waits for it.
+    const body = '{"name":"B"}';
+    socket.write(
+      `PUT /v2/customers/${id}/company HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+        'Expect: 100-continue\r\n\r\n',
+    );
+    while (!data.includes('100 Continue')) await once(socket, 'data');
+    const stopped = t.close();
+    // The stop has begun once the port takes no new connection.
+    const accepts = () =>
+      new Promise<boolean>((resolve) => {
+        const probe = connect(port, '127.0.0.1');
+        probe.once('connect', () => resolve(true)).once('error', () => resolve(false));
+        probe.once('connect', () => probe.destroy());
+      });
+    while (await accepts()) continue;
+    // The PUT's body, and a token request pipelined behind it on the same connection.
+    const form = 'grant_type=client_credentials';
+    socket.write(
+      `${body}POST /oauth/token HTTP/1.1\r\nHost: x\r\n` +
+        `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`,
+    );
+    await once(socket, 'close');
+    await stopped;
+    const answers = data.split(/(?=HTTP\/1\.1 )/);
+    // The request in flight is finished; the one after it is refused, as an OAuth error.
+    expect(answers.map((answer) => answer.split('\r\n')[0])).toEqual([
+      'HTTP/1.1 100 Continue',
+      'HTTP/1.1 200 OK',
+      'HTTP/1.1 503 Service Unavailable',
+    ]);
+    const refused = answers[2];
+    expect(refused).toMatch(/\r\nretry-after: 1\r\n/);
+    expect(refused).toMatch(/\r\ncache-control: no-store\r\n/);
+    expect(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4))).toEqual(
+      oauthErrors.unavailable,
+    );
   });
 });

@@ -22,7 +22,7 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   400: 'The request body is malformed: it is not valid JSON.',
   401: 'Unauthenticated.',
   403: 'This action is forbidden.',
-  404: 'Route not found.',
+  404: HTTP_LAYER_MESSAGES[404],
   405: 'Method not allowed.',
   // Node's request timeout, answered by the HTTP layer's own words.
   408: HTTP_LAYER_MESSAGES[408],
@@ -34,7 +34,7 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   422: 'The given data was invalid.',
   429: 'Too many requests.',
   500: 'Internal server error.',
-  503: 'The service is temporarily unavailable.',
+  503: HTTP_LAYER_MESSAGES[503],
 };
 
 /** Statuses of a body Fastify refused before the route ran (parsing, size, content type). */
@@ -104,13 +104,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   ) {
     if (OAUTH_ROUTE.test(request.url)) {
       // The service's own errors render themselves (the OAuth ones in RFC 6749's shape), except
-      // a refused input (the OAuth DTOs' 422, a poisoned query), answered as invalid_request,
-      // and a 503 (hashing saturated), answered as every 503 there.
-      if (
-        !(exception instanceof ApiException) ||
-        exception instanceof RefusedInputException ||
-        rendered.status === 503
-      ) {
+      // a refused input (the OAuth DTOs' 422, a poisoned query), answered as invalid_request.
+      if (!(exception instanceof ApiException) || exception instanceof RefusedInputException) {
         rendered = asOAuthError(rendered);
       }
       rendered = { ...rendered, headers: { ...rendered.headers, ...OAUTH_NO_STORE } };

@@ -13,10 +13,14 @@ import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../
  */
 export const HTTP_LAYER_MESSAGES: Record<number, string> = {
   400: 'The request is malformed.',
+  // No route (also a CONNECT, and anything but GET /metrics on the metrics port).
+  404: 'Route not found.',
   408: 'The request took too long to arrive.',
   414: 'The request URL is too long.',
   417: 'The Expect header may only be 100-continue.',
   431: 'The request headers are too large.',
+  // A request that arrives on a kept-alive connection while the service stops.
+  503: 'The service is temporarily unavailable.',
 };
 
 /**
@@ -94,14 +98,19 @@ export function headStatus(raw: FastifyRequest['raw']): 400 | 414 | 431 | undefi
 }
 
 /**
- * Answers `status` (from headStatus) in the contract's shape, RFC 6749's on the OAuth endpoints;
- * the caller's hook stops there.
+ * Answers `status` from a request hook (a head headStatus() refuses, a request that arrives while
+ * the service stops) in the contract's shape, RFC 6749's on the OAuth endpoints, and closes the
+ * connection; the caller's hook stops there.
  */
-export function refuseHead(reply: FastifyReply, status: 400 | 414 | 431) {
+export function refuseInHook(
+  reply: FastifyReply,
+  status: 400 | 414 | 431 | 503,
+  headers: Record<string, string> = {},
+) {
   const answer = answerFor(reply.request.url, status);
   void reply
     .code(answer.status)
-    .headers({ ...answer.headers, connection: 'close' })
+    .headers({ ...answer.headers, ...headers, connection: 'close' })
     .send(answer.body);
 }
 
@@ -178,7 +187,7 @@ export function clientErrorHandler(this: FastifyInstance, error: ParserError, so
 export function connectRefused(fastify: FastifyInstance, headers: Record<string, string>) {
   return (raw: IncomingMessage, socket: Socket) => {
     const id = requestIdOf(raw);
-    socket.end(rawAnswer(404, { message: 'Route not found.' }, id, headers));
+    socket.end(rawAnswer(404, { message: HTTP_LAYER_MESSAGES[404] }, id, headers));
     logHttpLayerAnswer(fastify, { id, remoteAddress: socket.remoteAddress }, 404);
   };
 }
