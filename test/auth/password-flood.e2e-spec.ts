@@ -71,9 +71,9 @@ describe('password grants under a flood of wrong passwords', () => {
     expect(real.status).toBe(200);
     // One turn of the 4 flooding lanes, the hashes running when it arrived and while its token
     // is issued, and a few answers on their way to this client at either end (it shares this
-    // process with the server). Arrival order would make it wait for the whole queued flood:
-    // 4 s of hashes, 80 at 50 ms each.
-    expect(hashedMeanwhile).toBeLessThanOrEqual(4 + 2 * threads + 4);
+    // process with the server; on a machine busy with other work, up to 8 of them were seen).
+    // Arrival order would make it wait for the whole queued flood: 4 s of hashes, 80 at 50 ms each.
+    expect(hashedMeanwhile).toBeLessThanOrEqual(4 + 2 * threads + 8);
 
     for (const res of await Promise.all(flood)) {
       if (res.status === 400) {
