@@ -1,3 +1,4 @@
+import { serializeReply } from './common/raw-json.js';
 import type { Socket } from 'node:net';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -154,6 +155,8 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
 
   const fastify = app.getHttpAdapter().getInstance();
   logRequests(fastify, app.get(ROOT_LOGGER));
+  // JSON.stringify, except that stored JSON text (RawJson: webhook payloads) is sent as it is.
+  fastify.setReplySerializer(serializeReply);
   // While shutting down, requests that still arrive on kept-alive connections are refused in the
   // contract's shape (Fastify's own 503 body is not); those already taken in finish normally.
   let closing = false;

@@ -35,6 +35,8 @@ interface ListDeclaration<T extends ObjectLiteral> {
   counts?: string;
   /** PostgreSQL: writers append count changes, folded in the background (as in the migration). */
   appendChanges?: boolean;
+  /** Properties a page leaves out: large columns that its repository reads afterwards, if at all. */
+  omit?: (keyof T & string)[];
 }
 
 /** A declared list: its declaration and the token its PagedList is injected by (@InjectList). */
@@ -165,7 +167,10 @@ function resolve<T extends ObjectLiteral>(
     scope: declaration.scope && column(declaration.scope),
     filters: new Map((declaration.filters ?? []).map((property) => [property, column(property)])),
     counts: declaration.counts ?? metadata.tableName,
-    columns: metadata.columns.map((c) => driver.escape(c.databaseName)).join(', '),
+    columns: metadata.columns
+      .filter((c) => !declaration.omit?.includes(c.propertyName as keyof T & string))
+      .map((c) => driver.escape(c.databaseName))
+      .join(', '),
     // Changes appended by writers and not folded yet count too (ListCountsFolder).
     pending: !!declaration.appendChanges && db.dialect === 'postgres',
   };

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import {
   Database,
   defineList,
@@ -25,6 +25,8 @@ export const webhookEventsList = defineList({
   filters: ['event', 'status'],
   counts: 'webhook_event',
   appendChanges: true,
+  // Up to 1 MiB each: read once the page knows it has room for them (WebhooksService.list).
+  omit: ['payload'],
 });
 
 /** The filters of GET /v2/webhooks. */
@@ -63,7 +65,7 @@ export class WebhookEventsRepository {
 
   /**
    * One client's events, newest stored first (by `seq`): the exact total and the page read in one
-   * snapshot (webhookEventsList).
+   * snapshot (webhookEventsList), without their payloads (payloadsOf()).
    */
   page(
     clientId: string,
@@ -71,6 +73,25 @@ export class WebhookEventsRepository {
     request: PageRequest,
   ): Promise<Page<WebhookEvent>> {
     return this.list.page(request, clientId, filters);
+  }
+
+  /** The total length of these events' payloads, in characters. */
+  async payloadLength(ids: string[]): Promise<number> {
+    const row = await this.events()
+      .createQueryBuilder('e')
+      .select('SUM(LENGTH(e.payload))', 'length')
+      .whereInIds(ids)
+      .getRawOne<{ length: number | string | null }>();
+    return Number(row?.length ?? 0);
+  }
+
+  /** These events' payloads by id (an event deleted meanwhile has none). */
+  async payloadsOf(ids: string[]): Promise<Map<string, string>> {
+    const rows = await this.events().find({
+      select: { id: true, payload: true },
+      where: { id: In(ids) },
+    });
+    return new Map(rows.map((row) => [row.id, row.payload]));
   }
 
   /** The event with this id; with `clientId`, only if that client sent it (the CLI sees all). */
@@ -109,10 +130,13 @@ export class WebhookEventsRepository {
     return this.failedBeforeQuery(before).getCount();
   }
 
+  private events() {
+    return this.db.dataSource.getRepository(WebhookEvent);
+  }
+
   /** The events a replay started at `before` reads: failed, last attempted before it. */
   private failedBeforeQuery(before: Date) {
-    return this.db.dataSource
-      .getRepository(WebhookEvent)
+    return this.events()
       .createQueryBuilder('e')
       .where('e.status = :status', { status: 'failed' })
       .andWhere('e.lastAttemptAt < :before', { before });

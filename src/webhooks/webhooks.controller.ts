@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import {
   ApiBody,
   ApiExtraModels,
@@ -111,11 +112,16 @@ export class WebhooksController {
   @ApiOperation({ summary: "The calling client's received webhooks, newest first (paged)." })
   @RequireScopes('webhooks:read')
   @ApiPaginatedResponse(WebhookEventDto)
-  list(
+  async list(
     @Query() query: WebhookListQueryDto,
     @CurrentPrincipal() principal: Principal,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Page<WebhookEventDto>> {
-    return this.webhooks.list(principal.clientId, query);
+    const { page, release } = await this.webhooks.list(principal.clientId, query);
+    // The payloads' room is held until the answer has left (or its client has gone).
+    if (reply.raw.closed) release();
+    else reply.raw.once('close', release);
+    return page;
   }
 
   /** The accepted event names, each with its payload's JSON schema. */

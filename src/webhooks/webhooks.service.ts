@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { generateSchema } from '@nestjs/swagger';
+import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
 import type { Page } from '../pagination/page.js';
 import { toPageRequest } from '../pagination/page-query.dto.js';
 import { WebhookEventDto, WebhookEventTypeDto } from './dto/webhook-event.dto.js';
@@ -8,6 +9,10 @@ import { WebhookNotFoundException } from './webhook.exceptions.js';
 import { WebhookEventsRepository } from './webhook-events.repository.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { UUID_PATTERN } from './uuid-v7.js';
+import { PayloadMemory, type Release } from './payload-memory.js';
+
+/** Nothing to give back (a page with no events). */
+const nothingHeld: Release = () => {};
 
 /** The read side of webhooks: stored events and the accepted event types. */
 @Injectable()
@@ -17,13 +22,40 @@ export class WebhooksService {
   constructor(
     private readonly events: WebhookEventsRepository,
     private readonly registry: WebhookRegistry,
+    private readonly memory: PayloadMemory,
   ) {}
 
-  /** The client's own events, newest stored first. */
-  async list(clientId: string, query: WebhookListQueryDto): Promise<Page<WebhookEventDto>> {
+  /**
+   * The client's own events, newest stored first. Their payloads are read once PayloadMemory has
+   * room for them; the answer holds that room until `release()`, once it has been sent.
+   */
+  async list(
+    clientId: string,
+    query: WebhookListQueryDto,
+  ): Promise<{ page: Page<WebhookEventDto>; release: Release }> {
     const filters = { event: query.event, status: query.status };
-    const page = await this.events.page(clientId, filters, toPageRequest(query));
-    return page.map((row) => WebhookEventDto.from(row));
+    for (let attempt = 1; ; attempt++) {
+      const page = await this.events.page(clientId, filters, toPageRequest(query));
+      const ids = page.items.map((row) => row.id);
+      if (ids.length === 0) {
+        return { page: page.map((row) => WebhookEventDto.from(row)), release: nothingHeld };
+      }
+      const release = await this.memory.acquire(await this.events.payloadLength(ids));
+      try {
+        const payloads = await this.events.payloadsOf(ids);
+        if (ids.every((id) => payloads.has(id))) {
+          for (const row of page.items) row.payload = payloads.get(row.id)!;
+          return { page: page.map((row) => WebhookEventDto.from(row)), release };
+        }
+      } catch (error) {
+        release();
+        throw error;
+      }
+      release();
+      // An event of the page was deleted (retention) between the two reads: the page moved.
+      if (attempt === 3)
+        throw new ServiceUnavailableApiException('The list is changing; try again.');
+    }
   }
 
   /** One of the client's own events; another client's is as unknown as a missing one. */

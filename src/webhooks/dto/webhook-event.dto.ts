@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { RawJson } from '../../common/raw-json.js';
 import {
   WEBHOOK_STATUSES,
   type WebhookEvent,
@@ -36,7 +37,8 @@ export class WebhookEventDto extends WebhookAcceptedDto {
     additionalProperties: true,
     description: 'The payload as received, unknown fields included.',
   })
-  payload: Record<string, unknown>;
+  // Sent as stored, not parsed and serialized again (RawJson).
+  payload: RawJson;
 
   @ApiProperty({ type: 'integer', description: 'How many times the handler ran.', example: 1 })
   attempts: number;
@@ -56,7 +58,7 @@ export class WebhookEventDto extends WebhookAcceptedDto {
   static override from(row: WebhookEvent): WebhookEventDto {
     return {
       ...WebhookAcceptedDto.from(row),
-      payload: JSON.parse(row.payload) as Record<string, unknown>,
+      payload: new RawJson(row.payload),
       attempts: row.attempts,
       last_error: row.lastError,
       processed_at: row.processedAt?.toISOString() ?? null,

@@ -1,0 +1,72 @@
+import { jest } from '@jest/globals';
+import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
+import { PayloadMemory } from './payload-memory.js';
+
+class SmallMemory extends PayloadMemory {
+  override readonly limit = 100;
+}
+
+describe('PayloadMemory', () => {
+  let memory: SmallMemory;
+  beforeEach(() => {
+    jest.useFakeTimers();
+    memory = new SmallMemory();
+  });
+  afterEach(() => jest.useRealTimers());
+
+  const settled = async <T>(promise: Promise<T>) => {
+    let state: 'pending' | 'granted' | 'refused' = 'pending';
+    promise.then(
+      () => (state = 'granted'),
+      () => (state = 'refused'),
+    );
+    await Promise.resolve();
+    await Promise.resolve();
+    return () => state;
+  };
+
+  it('grants what fits at once, then makes the rest wait in turn until room is given back', async () => {
+    const first = await memory.acquire(60);
+    const second = await settled(memory.acquire(50));
+    const third = await settled(memory.acquire(10));
+    // The third would fit, but does not overtake the second.
+    expect([second(), third(), memory.held]).toEqual(['pending', 'pending', 60]);
+    first();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect([second(), third(), memory.held]).toEqual(['granted', 'granted', 60]);
+  });
+
+  it('gives room back once, however often release is called', async () => {
+    const release = await memory.acquire(40);
+    release();
+    release();
+    expect(memory.held).toBe(0);
+  });
+
+  it('serves a page larger than the whole budget when it is alone', async () => {
+    const release = await memory.acquire(1000);
+    expect(memory.held).toBe(1000);
+    const next = await settled(memory.acquire(1));
+    expect(next()).toBe('pending');
+    release();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(next()).toBe('granted');
+  });
+
+  it('refuses with 503 a page that waited WAIT_MS, and lets the next one in line through', async () => {
+    await memory.acquire(90);
+    const big = memory.acquire(50);
+    const refused = big.catch((error: unknown) => error);
+    const small = await settled(memory.acquire(10));
+    expect(small()).toBe('pending');
+    jest.advanceTimersByTime(PayloadMemory.WAIT_MS);
+    const error = await refused;
+    expect(error).toBeInstanceOf(ServiceUnavailableApiException);
+    expect((error as ServiceUnavailableApiException).status).toBe(503);
+    await Promise.resolve();
+    expect(small()).toBe('granted');
+    expect(memory.held).toBe(100);
+  });
+});

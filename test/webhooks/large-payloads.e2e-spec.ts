@@ -1,0 +1,118 @@
+import { jest } from '@jest/globals';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { PayloadMemory } from '../../src/webhooks/payload-memory.js';
+import { attemptCompleted } from '../factories/webhook.factory.js';
+import { startTestApp, TestApp } from '../support/app.js';
+import { senderHeaders } from '../support/auth.js';
+
+/** Polls `check` until it holds or 10 s pass (an answer's room is given back once it has left). */
+async function until(check: () => boolean): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > 10_000) throw new Error('condition not reached within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Stored payloads of up to 1 MiB (docs/contract.md §6) in the webhook reads: sent as received,
+ * and each page's payloads counted against PayloadMemory until the page has been sent.
+ */
+describe('large webhook payloads in GET /v2/webhooks', () => {
+  let t: TestApp;
+  let write: string;
+  let read: string;
+  let memory: PayloadMemory;
+  /** What was sent, newest first (the list's order). */
+  const sent: ReturnType<typeof attemptCompleted>[] = [];
+  beforeAll(async () => {
+    t = await startTestApp();
+    ({ write, read } = await senderHeaders(t));
+    memory = t.app.get(PayloadMemory);
+    // Just under the 1 MiB body limit each: 300,000 empty objects (20 of those: more than the
+    // kernel's socket buffers hold), text with escapes, numbers in other spellings.
+    const fillers: unknown[] = [
+      ...Array.from({ length: 20 }, () => Array.from({ length: 300_000 }, () => ({}))),
+      'é"\\\u0001✓'.repeat(50_000),
+      { nested: [[1.5, -0, 1e21, null, true]], 'key "quoted"': 'x' },
+    ];
+    for (const filler of fillers) {
+      const body = attemptCompleted({ filler } as object);
+      await request(t.http).post('/v2/webhooks').set('authorization', write).send(body).expect(200);
+      sent.unshift(body);
+    }
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const page = (limit = 3) =>
+    request(t.http)
+      .get('/v2/webhooks')
+      .query({ 'result_mode[attributes][limit]': limit })
+      .set('authorization', read);
+
+  it('sends each payload as it was received, unknown fields included', async () => {
+    const res = await page().expect(200);
+    expect(res.body.data.map((item: { payload: unknown }) => item.payload)).toEqual(
+      sent.slice(0, 3).map((body) => JSON.parse(JSON.stringify(body.payload))),
+    );
+    expect(res.body.meta).toEqual({
+      current_page: 1,
+      from: 1,
+      to: 3,
+      last_page: 8,
+      per_page: 3,
+      total: 22,
+    });
+    const one = await request(t.http)
+      .get(`/v2/webhooks/${res.body.data[0].id}`)
+      .set('authorization', read)
+      .expect(200);
+    expect(one.body.data).toEqual(res.body.data[0]);
+  });
+
+  it("counts a page's payloads, as stored, in PayloadMemory, and gives them back once sent", async () => {
+    const acquire = jest.spyOn(memory, 'acquire');
+    try {
+      await page(5).expect(200);
+      const stored = sent.slice(0, 5).map((body) => JSON.stringify(body.payload).length);
+      expect(acquire.mock.calls).toEqual([[stored.reduce((a, b) => a + b)]]);
+      await until(() => memory.held === 0);
+    } finally {
+      acquire.mockRestore();
+    }
+  });
+
+  it('gives the room back when the client goes away before the answer has been read', async () => {
+    const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as AddressInfo;
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          port,
+          host: '127.0.0.1',
+          path: '/v2/webhooks?result_mode[attributes][limit]=22',
+          headers: { authorization: read },
+        },
+        (res) => {
+          expect(res.statusCode).toBe(200);
+          // Gone after the first bytes, with most of the 19 MB answer unsent: held until then.
+          res.once('data', () => {
+            res.pause();
+            until(() => memory.held > 15_000_000)
+              .then(() => {
+                req.destroy();
+                resolve();
+              })
+              .catch(reject);
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    await until(() => memory.held === 0);
+  });
+});
