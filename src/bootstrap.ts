@@ -1,3 +1,4 @@
+import { processMemory, releaseWhenAnswered } from './common/memory-budget.js';
 import { serializeReply } from './common/raw-json.js';
 import type { Socket } from 'node:net';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -196,7 +197,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // at init, after this; the docs' file server's below), not run for every request.
   fastify.addHook('onRoute', (route) => {
     if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
-    else if (readsBody(route.method)) addRouteHook(route, 'preParsing', continueOnRead);
+    else if (readsBody(route.method)) addRouteHook(route, 'preParsing', beforeBody);
   });
   // A client that shuts its sending side once its request is sent (a half-close, as `nc -N` and
   // some HTTP/1.0 clients do) still gets the answer; Node's default ends the connection at the
@@ -314,6 +315,44 @@ function lingeringClose(this: Socket): Socket {
 }
 
 /** 100 Continue to a client waiting for it (Expect: 100-continue), as its body is read. */
+/** Bodies from this size on are counted in the process's memory budget while they are handled. */
+const COUNTED_BODY_BYTES = 64 * 1024;
+
+/**
+ * Memory a body may take for each of its bytes once parsed and handled: JSON.parse makes 22 bytes
+ * of heap of each byte of `[{},{},…]` (14 of `[[],[],…]`, 5 of numbers), the worst measured.
+ */
+const HANDLED_BYTES_PER_BODY_BYTE = 24;
+
+/**
+ * Before a body is read: a large one first takes room in the process's memory budget, held until
+ * its answer has left. Without it, 200 senders of 1 MiB bodies at once took the heap to 4.5 GB
+ * (docs/operations.md, "Tuning"). Then 100 Continue, if asked for.
+ */
+function beforeBody(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: RequestPayload,
+  done: (error: null, payload: RequestPayload) => void,
+) {
+  // A chunked body declares no length: it may be as large as the limit. One declared larger is
+  // refused 413 unread.
+  const size =
+    request.headers['transfer-encoding'] !== undefined
+      ? BODY_LIMIT_BYTES
+      : Number(request.headers['content-length']) || 0;
+  if (size < COUNTED_BODY_BYTES || size > BODY_LIMIT_BYTES) {
+    return continueOnRead(request, reply, payload, done);
+  }
+  processMemory.acquire(size * HANDLED_BYTES_PER_BODY_BYTE).then(
+    (release) => {
+      releaseWhenAnswered(reply.raw, release);
+      continueOnRead(request, reply, payload, done);
+    },
+    () => refuseInHook(reply, 503, { 'retry-after': '1' }),
+  );
+}
+
 function continueOnRead(
   request: FastifyRequest,
   reply: FastifyReply,

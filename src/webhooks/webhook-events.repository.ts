@@ -25,7 +25,7 @@ export const webhookEventsList = defineList({
   filters: ['event', 'status'],
   counts: 'webhook_event',
   appendChanges: true,
-  // Up to 1 MiB each: read once the page knows it has room for them (WebhooksService.list).
+  // Up to 1 MiB each: read once the page has memory for them (WebhooksService.list).
   omit: ['payload'],
 });
 

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { releaseWhenAnswered } from '../common/memory-budget.js';
 import type { FastifyReply } from 'fastify';
 import {
   ApiBody,
@@ -118,9 +119,7 @@ export class WebhooksController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Page<WebhookEventDto>> {
     const { page, release } = await this.webhooks.list(principal.clientId, query);
-    // The payloads' room is held until the answer has left (or its client has gone).
-    if (reply.raw.closed) release();
-    else reply.raw.once('close', release);
+    releaseWhenAnswered(reply.raw, release);
     return page;
   }
 

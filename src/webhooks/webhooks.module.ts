@@ -8,7 +8,6 @@ import { WebhookEventsRepository, webhookEventsList } from './webhook-events.rep
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { WebhooksController } from './webhooks.controller.js';
-import { PayloadMemory } from './payload-memory.js';
 import { WebhooksService } from './webhooks.service.js';
 import { WebhookSignatureGuard } from './webhook-signature.guard.js';
 import { WebhookSignatures } from './webhook-signatures.service.js';
@@ -28,7 +27,6 @@ import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.
     WebhookCommits,
     WebhookProcessor,
     WebhooksService,
-    PayloadMemory,
     WebhookRetention,
     WebhookSeeder,
     WebhookSigningSecretsRepository,

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { PayloadMemory } from '../../src/webhooks/payload-memory.js';
+import { processMemory as memory } from '../../src/common/memory-budget.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
@@ -18,19 +18,17 @@ async function until(check: () => boolean): Promise<void> {
 
 /**
  * Stored payloads of up to 1 MiB (docs/contract.md §6) in the webhook reads: sent as received,
- * and each page's payloads counted against PayloadMemory until the page has been sent.
+ * and each page's payloads counted in the memory budget (processMemory) until the page has been sent.
  */
 describe('large webhook payloads in GET /v2/webhooks', () => {
   let t: TestApp;
   let write: string;
   let read: string;
-  let memory: PayloadMemory;
   /** What was sent, newest first (the list's order). */
   const sent: ReturnType<typeof attemptCompleted>[] = [];
   beforeAll(async () => {
     t = await startTestApp();
     ({ write, read } = await senderHeaders(t));
-    memory = t.app.get(PayloadMemory);
     // Just under the 1 MiB body limit each: 300,000 empty objects (20 of those: more than the
     // kernel's socket buffers hold), text with escapes, numbers in other spellings.
     const fillers: unknown[] = [
@@ -74,12 +72,13 @@ describe('large webhook payloads in GET /v2/webhooks', () => {
     expect(one.body.data).toEqual(res.body.data[0]);
   });
 
-  it("counts a page's payloads, as stored, in PayloadMemory, and gives them back once sent", async () => {
+  it("counts a page's payloads, as stored, in the memory budget, and gives them back once sent", async () => {
     const acquire = jest.spyOn(memory, 'acquire');
     try {
       await page(5).expect(200);
       const stored = sent.slice(0, 5).map((body) => JSON.stringify(body.payload).length);
-      expect(acquire.mock.calls).toEqual([[stored.reduce((a, b) => a + b)]]);
+      // 6 bytes of memory for each character (WebhooksService).
+      expect(acquire.mock.calls).toEqual([[6 * stored.reduce((a, b) => a + b)]]);
       await until(() => memory.held === 0);
     } finally {
       acquire.mockRestore();
@@ -101,7 +100,7 @@ describe('large webhook payloads in GET /v2/webhooks', () => {
           // Gone after the first bytes, with most of the 19 MB answer unsent: held until then.
           res.once('data', () => {
             res.pause();
-            until(() => memory.held > 15_000_000)
+            until(() => memory.held > 6 * 15_000_000)
               .then(() => {
                 req.destroy();
                 resolve();

@@ -1,16 +1,12 @@
 import { jest } from '@jest/globals';
-import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
-import { PayloadMemory } from './payload-memory.js';
+import { ServiceUnavailableApiException } from './exceptions/api.exception.js';
+import { MemoryBudget } from './memory-budget.js';
 
-class SmallMemory extends PayloadMemory {
-  override readonly limit = 100;
-}
-
-describe('PayloadMemory', () => {
-  let memory: SmallMemory;
+describe('MemoryBudget', () => {
+  let memory: MemoryBudget;
   beforeEach(() => {
     jest.useFakeTimers();
-    memory = new SmallMemory();
+    memory = new MemoryBudget(100);
   });
   afterEach(() => jest.useRealTimers());
 
@@ -61,7 +57,7 @@ describe('PayloadMemory', () => {
     const refused = big.catch((error: unknown) => error);
     const small = await settled(memory.acquire(10));
     expect(small()).toBe('pending');
-    jest.advanceTimersByTime(PayloadMemory.WAIT_MS);
+    jest.advanceTimersByTime(MemoryBudget.WAIT_MS);
     const error = await refused;
     expect(error).toBeInstanceOf(ServiceUnavailableApiException);
     expect((error as ServiceUnavailableApiException).status).toBe(503);

@@ -1,0 +1,91 @@
+import { getHeapStatistics } from 'node:v8';
+import { ServiceUnavailableApiException } from './exceptions/api.exception.js';
+
+/** Gives back what acquire() took (once; later calls do nothing). */
+export type Release = () => void;
+
+/**
+ * Memory for the work whose size a caller chooses: large request bodies while they are parsed and
+ * handled (bootstrap), large webhook pages while they are sent (WebhooksService). Each takes room
+ * for what it will hold before it holds it, and gives it back when its answer has left. Work that
+ * does not fit waits in turn (first come, first served), and past WAIT_MS is refused with 503 and
+ * `Retry-After`: many large requests at once slow each other down instead of exhausting the heap.
+ * A single piece of work larger than the whole budget runs when it is alone.
+ */
+export class MemoryBudget {
+  static readonly WAIT_MS = 10_000;
+
+  private used = 0;
+  private readonly waiting: { bytes: number; grant: () => void }[] = [];
+
+  constructor(readonly limit: number) {}
+
+  /** Room for `bytes`: resolves when there is, refuses with a 503 past WAIT_MS. */
+  acquire(bytes: number): Promise<Release> {
+    if (this.waiting.length === 0 && this.fits(bytes)) return Promise.resolve(this.take(bytes));
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        bytes,
+        grant: () => {
+          clearTimeout(timer);
+          resolve(this.take(bytes));
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        // The next in line may fit now that this one no longer goes first.
+        this.grantWaiting();
+        reject(
+          new ServiceUnavailableApiException(
+            'Too many large requests are being handled right now; try again shortly.',
+          ),
+        );
+      }, MemoryBudget.WAIT_MS);
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** Bytes currently held (tests). */
+  get held(): number {
+    return this.used;
+  }
+
+  private fits(bytes: number): boolean {
+    return this.used === 0 || this.used + bytes <= this.limit;
+  }
+
+  private take(bytes: number): Release {
+    this.used += bytes;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.used -= bytes;
+      this.grantWaiting();
+    };
+  }
+
+  /** A large piece of work at the head is not overtaken for ever by small ones. */
+  private grantWaiting(): void {
+    while (this.waiting.length > 0 && this.fits(this.waiting[0].bytes)) {
+      this.waiting.shift()!.grant();
+    }
+  }
+}
+
+/**
+ * The process's budget: a quarter of the heap. One per process, shared by the HTTP layer's hooks
+ * (outside Nest's injector) and the services.
+ */
+export const processMemory = new MemoryBudget(
+  Math.max(16 * 2 ** 20, Math.floor(getHeapStatistics().heap_size_limit / 4)),
+);
+
+/** Gives `release` back once the answer to this response has left, or its client has gone. */
+export function releaseWhenAnswered(
+  response: { closed: boolean; once(event: 'close', listener: () => void): unknown },
+  release: Release,
+): void {
+  if (response.closed) release();
+  else response.once('close', release);
+}
