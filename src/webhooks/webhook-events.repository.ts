@@ -75,12 +75,13 @@ export class WebhookEventsRepository {
     return this.list.page(request, clientId, filters);
   }
 
-  /** The total length of these events' payloads, in characters. */
-  async payloadLength(ids: string[]): Promise<number> {
+  /** The total length of these events of this client's payloads, in characters. */
+  async payloadLength(clientId: string, ids: string[]): Promise<number> {
     const row = await this.events()
       .createQueryBuilder('e')
       .select('SUM(LENGTH(e.payload))', 'length')
       .whereInIds(ids)
+      .andWhere('e.clientId = :clientId', { clientId })
       .getRawOne<{ length: number | string | null }>();
     return Number(row?.length ?? 0);
   }

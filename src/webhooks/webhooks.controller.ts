@@ -147,7 +147,13 @@ export class WebhooksController {
     type: ErrorDto,
     description: 'Webhook not found: unknown, or sent by another client.',
   })
-  get(@Param('id') id: string, @CurrentPrincipal() principal: Principal): Promise<WebhookEventDto> {
-    return this.webhooks.get(principal.clientId, id);
+  async get(
+    @Param('id') id: string,
+    @CurrentPrincipal() principal: Principal,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<WebhookEventDto> {
+    const { event, release } = await this.webhooks.get(principal.clientId, id);
+    releaseWhenAnswered(reply.raw, release);
+    return event;
   }
 }

@@ -18,6 +18,9 @@ import { UUID_PATTERN } from './uuid-v7.js';
  */
 const BYTES_PER_PAYLOAD_CHARACTER = 6;
 
+/** Payloads this long in all (64 Ki characters) or longer are counted in the memory budget. */
+const COUNTED_PAYLOAD_CHARACTERS = 64 * 1024;
+
 /** Nothing to give back (a page with no events). */
 const nothingHeld: Release = () => {};
 
@@ -47,8 +50,7 @@ export class WebhooksService {
       if (ids.length === 0) {
         return { page: page.map((row) => WebhookEventDto.from(row)), release: nothingHeld };
       }
-      const length = await this.events.payloadLength(ids);
-      const release = await processMemory.acquire(length * BYTES_PER_PAYLOAD_CHARACTER);
+      const release = await this.holdFor(clientId, ids);
       try {
         const payloads = await this.events.payloadsOf(ids);
         if (ids.every((id) => payloads.has(id))) {
@@ -66,14 +68,30 @@ export class WebhooksService {
     }
   }
 
-  /** One of the client's own events; another client's is as unknown as a missing one. */
-  async get(clientId: string, id: string): Promise<WebhookEventDto> {
+  /**
+   * One of the client's own events; another client's is as unknown as a missing one. A large
+   * payload is read once the memory budget has room for it, held until `release()`, as list()'s.
+   */
+  async get(clientId: string, id: string): Promise<{ event: WebhookEventDto; release: Release }> {
     // Anything that is not a UUID names no webhook (and PostgreSQL would refuse it as a uuid).
-    const row = UUID_PATTERN.test(id)
-      ? await this.events.findById(id.toLowerCase(), clientId)
-      : null;
-    if (!row) throw new WebhookNotFoundException();
-    return WebhookEventDto.from(row);
+    if (!UUID_PATTERN.test(id)) throw new WebhookNotFoundException();
+    const key = id.toLowerCase();
+    const release = await this.holdFor(clientId, [key]);
+    try {
+      const row = await this.events.findById(key, clientId);
+      if (!row) throw new WebhookNotFoundException();
+      return { event: WebhookEventDto.from(row), release };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** Room in the memory budget for these events' payloads, when they are large enough to count. */
+  private async holdFor(clientId: string, ids: string[]): Promise<Release> {
+    const length = await this.events.payloadLength(clientId, ids);
+    if (length < COUNTED_PAYLOAD_CHARACTERS) return nothingHeld;
+    return processMemory.acquire(length * BYTES_PER_PAYLOAD_CHARACTER);
   }
 
   types(): WebhookEventTypeDto[] {

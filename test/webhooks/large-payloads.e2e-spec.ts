@@ -80,6 +80,15 @@ describe('large webhook payloads in GET /v2/webhooks', () => {
       // 6 bytes of memory for each character (WebhooksService).
       expect(acquire.mock.calls).toEqual([[6 * stored.reduce((a, b) => a + b)]]);
       await until(() => memory.held === 0);
+
+      // One event read by id: counted when large (the newest but two), not when small (the newest).
+      const [small, , large] = (await page(3).expect(200)).body.data as { id: string }[];
+      acquire.mockClear();
+      for (const { id } of [small, large]) {
+        await request(t.http).get(`/v2/webhooks/${id}`).set('authorization', read).expect(200);
+      }
+      expect(acquire.mock.calls).toEqual([[6 * stored[2]]]);
+      await until(() => memory.held === 0);
     } finally {
       acquire.mockRestore();
     }
