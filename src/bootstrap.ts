@@ -314,10 +314,6 @@ function lingeringClose(this: Socket): Socket {
   return this;
 }
 
-/** 100 Continue to a client waiting for it (Expect: 100-continue), as its body is read. */
-/** Bodies from this size on are counted in the process's memory budget while they are handled. */
-const COUNTED_BODY_BYTES = 64 * 1024;
-
 /**
  * Memory a body may take for each of its bytes once parsed and handled: JSON.parse makes 22 bytes
  * of heap of each byte of `[{},{},…]` (14 of `[[],[],…]`, 5 of numbers), the worst measured.
@@ -341,10 +337,11 @@ function beforeBody(
     request.headers['transfer-encoding'] !== undefined
       ? BODY_LIMIT_BYTES
       : Number(request.headers['content-length']) || 0;
-  if (size < COUNTED_BODY_BYTES || size > BODY_LIMIT_BYTES) {
+  const bytes = size * HANDLED_BYTES_PER_BODY_BYTE;
+  if (!processMemory.counts(bytes) || size > BODY_LIMIT_BYTES) {
     return continueOnRead(request, reply, payload, done);
   }
-  processMemory.acquire(size * HANDLED_BYTES_PER_BODY_BYTE).then(
+  processMemory.acquire(bytes).then(
     (release) => {
       releaseWhenAnswered(reply.raw, release);
       continueOnRead(request, reply, payload, done);
@@ -353,6 +350,7 @@ function beforeBody(
   );
 }
 
+/** 100 Continue to a client waiting for it (Expect: 100-continue), as its body is read. */
 function continueOnRead(
   request: FastifyRequest,
   reply: FastifyReply,

@@ -15,6 +15,12 @@ export type Release = () => void;
 export class MemoryBudget {
   static readonly WAIT_MS = 10_000;
 
+  /**
+   * Work that needs less is not counted (1.5 MiB: a body of 64 KiB, parsed): small requests, the
+   * service's usual traffic, never wait on a promise for room.
+   */
+  static readonly COUNTED_BYTES = 1.5 * 2 ** 20;
+
   private used = 0;
   private readonly waiting: { bytes: number; grant: () => void }[] = [];
 
@@ -43,6 +49,11 @@ export class MemoryBudget {
       }, MemoryBudget.WAIT_MS);
       this.waiting.push(waiter);
     });
+  }
+
+  /** Whether work needing `bytes` takes room here (acquire()) or runs uncounted. */
+  counts(bytes: number): boolean {
+    return bytes >= MemoryBudget.COUNTED_BYTES;
   }
 
   /** Bytes currently held (tests). */
@@ -80,6 +91,9 @@ export class MemoryBudget {
 export const processMemory = new MemoryBudget(
   Math.max(16 * 2 ** 20, Math.floor(getHeapStatistics().heap_size_limit / 4)),
 );
+
+/** What uncounted work gives back: nothing. */
+export const nothingHeld: Release = () => {};
 
 /** Gives `release` back once the answer to this response has left, or its client has gone. */
 export function releaseWhenAnswered(

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { generateSchema } from '@nestjs/swagger';
 import { ServiceUnavailableApiException } from '../common/exceptions/api.exception.js';
-import { processMemory, type Release } from '../common/memory-budget.js';
+import { nothingHeld, processMemory, type Release } from '../common/memory-budget.js';
 import type { Page } from '../pagination/page.js';
 import { toPageRequest } from '../pagination/page-query.dto.js';
 import { WebhookEventDto, WebhookEventTypeDto } from './dto/webhook-event.dto.js';
@@ -17,12 +17,6 @@ import { UUID_PATTERN } from './uuid-v7.js';
  * took about 500 MB of RSS.
  */
 const BYTES_PER_PAYLOAD_CHARACTER = 6;
-
-/** Payloads this long in all (64 Ki characters) or longer are counted in the memory budget. */
-const COUNTED_PAYLOAD_CHARACTERS = 64 * 1024;
-
-/** Nothing to give back (a page with no events). */
-const nothingHeld: Release = () => {};
 
 /** The read side of webhooks: stored events and the accepted event types. */
 @Injectable()
@@ -89,9 +83,8 @@ export class WebhooksService {
 
   /** Room in the memory budget for these events' payloads, when they are large enough to count. */
   private async holdFor(clientId: string, ids: string[]): Promise<Release> {
-    const length = await this.events.payloadLength(clientId, ids);
-    if (length < COUNTED_PAYLOAD_CHARACTERS) return nothingHeld;
-    return processMemory.acquire(length * BYTES_PER_PAYLOAD_CHARACTER);
+    const bytes = BYTES_PER_PAYLOAD_CHARACTER * (await this.events.payloadLength(clientId, ids));
+    return processMemory.counts(bytes) ? processMemory.acquire(bytes) : nothingHeld;
   }
 
   types(): WebhookEventTypeDto[] {

@@ -5,15 +5,7 @@ import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
 import { errors } from '../support/responses.js';
-
-/** Polls `check` until it holds or 15 s pass. */
-async function until(check: () => boolean): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > 15_000) throw new Error('condition not reached within 15 s');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { until } from '../support/until.js';
 
 /**
  * Large request bodies (64 KiB up to the 1 MiB limit) take room in the process's memory budget
@@ -41,7 +33,7 @@ describe('large request bodies and the memory budget', () => {
       const body = large();
       await send(body).expect(200);
       expect(acquire.mock.calls).toEqual([[24 * Buffer.byteLength(JSON.stringify(body))]]);
-      await until(() => memory.held === 0);
+      await until(() => memory.held === 0, 15_000);
       // A small body is not counted.
       await send(attemptCompleted()).expect(200);
       expect(acquire).toHaveBeenCalledTimes(1);
@@ -56,6 +48,12 @@ describe('large request bodies and the memory budget', () => {
       const refused = send(large());
       // Small bodies are not held up by the wait.
       await send(attemptCompleted()).expect(200);
+      // The token is checked before the body (CONTRACT §2): a missing one is 401 at once.
+      const anonymous = await request(t.http).post('/v2/webhooks').send(large());
+      expect({ status: anonymous.status, body: anonymous.body }).toEqual({
+        status: 401,
+        body: errors.unauthenticated,
+      });
       const res = await refused;
       expect({ status: res.status, body: res.body }).toEqual({
         status: 503,

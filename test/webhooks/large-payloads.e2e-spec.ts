@@ -6,15 +6,7 @@ import { processMemory as memory } from '../../src/common/memory-budget.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
-
-/** Polls `check` until it holds or 10 s pass (an answer's room is given back once it has left). */
-async function until(check: () => boolean): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > 10_000) throw new Error('condition not reached within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { until } from '../support/until.js';
 
 /**
  * Stored payloads of up to 1 MiB (docs/contract.md §6) in the webhook reads: sent as received,

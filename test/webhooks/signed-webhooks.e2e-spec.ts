@@ -12,6 +12,7 @@ import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
 import { freePort, runNode } from '../support/processes.js';
 import { bearerChallenges, errors, webhookSignature } from '../support/responses.js';
+import { until } from '../support/until.js';
 
 // The CLI tests run the built CLI as a separate process, seconds each on a busy machine.
 jest.setTimeout(90000);
@@ -39,15 +40,6 @@ function signed(
 }
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000);
-
-/** Polls `check` until it holds or 10 s pass (a change made by another process). */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > 10_000) throw new Error('condition not reached within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** docs/contract.md §6 signed deliveries: Standard Webhooks signatures per sending client. */
 describe('signed webhooks (Standard Webhooks, per client)', () => {
