@@ -3,6 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module.js';
 import { ClusterModule } from './cluster/cluster.module.js';
+import { BeforeBodyChecks } from './common/before-body-checks.js';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
 import { AppValidationPipe } from './common/pipes/validation.pipe.js';
 import { validateEnvironment } from './config/environment.js';
@@ -37,6 +38,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
     LearningModule,
   ],
   providers: [
+    BeforeBodyChecks,
     { provide: APP_PIPE, useClass: AppValidationPipe },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],

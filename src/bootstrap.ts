@@ -1,5 +1,6 @@
 import { processMemory, releaseWhenAnswered } from './common/memory-budget.js';
 import { serializeReply } from './common/raw-json.js';
+import { BeforeBodyChecks } from './common/before-body-checks.js';
 import type { Socket } from 'node:net';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -213,17 +214,22 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   fastify.server.on('connect', connectRefused(fastify, API_HEADERS));
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
+  const checks = app.get(BeforeBodyChecks);
   fastify.addContentTypeParser(
     'application/json',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
       keepRawBody(request, body as Buffer);
-      try {
-        assertReadable(request.headers);
-        done(null, jsonBody(body as Buffer, { findRepeatedKeys: OAUTH_ROUTE.test(request.url) }));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
+      parseWithRoom(
+        checks,
+        request,
+        body as Buffer,
+        () => {
+          assertReadable(request.headers);
+          return jsonBody(body as Buffer, { findRepeatedKeys: OAUTH_ROUTE.test(request.url) });
+        },
+        done,
+      );
     },
   );
   fastify.addContentTypeParser(
@@ -231,12 +237,16 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
       if (!OAUTH_ROUTE.test(request.url)) return done(unsupportedMediaType(), undefined);
-      try {
-        assertReadable(request.headers);
-        done(null, formBody(body as Buffer));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
+      parseWithRoom(
+        checks,
+        request,
+        body as Buffer,
+        () => {
+          assertReadable(request.headers);
+          return formBody(body as Buffer);
+        },
+        done,
+      );
     },
   );
   // Any other content type: an empty body is no body (CONTRACT §2), anything else 415.
@@ -320,10 +330,12 @@ function lingeringClose(this: Socket): Socket {
  */
 const HANDLED_BYTES_PER_BODY_BYTE = 24;
 
+/** The reply of a request whose body may need room (parseWithRoom()), which a parser is not given. */
+const replies = new WeakMap<FastifyRequest, FastifyReply>();
+
 /**
- * Before a body is read: a large one first takes room in the process's memory budget, held until
- * its answer has left. Without it, 200 senders of 1 MiB bodies at once took the heap to 4.5 GB
- * (docs/operations.md, "Tuning"). Then 100 Continue, if asked for.
+ * Before a body is read: the reply of one that may be large (declared so, or chunked) is kept for
+ * its parser; then 100 Continue, if asked for.
  */
 function beforeBody(
   request: FastifyRequest,
@@ -331,23 +343,52 @@ function beforeBody(
   payload: RequestPayload,
   done: (error: null, payload: RequestPayload) => void,
 ) {
-  // A chunked body declares no length: it may be as large as the limit. One declared larger is
-  // refused 413 unread.
-  const size =
-    request.headers['transfer-encoding'] !== undefined
-      ? BODY_LIMIT_BYTES
-      : Number(request.headers['content-length']) || 0;
-  const bytes = size * HANDLED_BYTES_PER_BODY_BYTE;
-  if (!processMemory.counts(bytes) || size > BODY_LIMIT_BYTES) {
-    return continueOnRead(request, reply, payload, done);
+  const declared = Number(request.headers['content-length']) || 0;
+  if (
+    request.headers['transfer-encoding'] !== undefined ||
+    processMemory.counts(declared * HANDLED_BYTES_PER_BODY_BYTE)
+  ) {
+    replies.set(request, reply);
   }
-  processMemory.acquire(bytes).then(
-    (release) => {
-      releaseWhenAnswered(reply.raw, release);
-      continueOnRead(request, reply, payload, done);
-    },
-    () => refuseInHook(reply, 503, { 'retry-after': '1' }),
-  );
+  continueOnRead(request, reply, payload, done);
+}
+
+/**
+ * A body that has arrived, before it is parsed: a large one first takes room in the process's
+ * memory budget, held until its answer has left. Without it, 200 senders of 1 MiB bodies at once
+ * took the heap to 4.5 GB (docs/operations.md, "Tuning"). Room is taken once the body is here, so
+ * a client that declares a large body and sends it slowly holds none, and the route's checks that
+ * come before the body (token, scope, resource: CONTRACT §2) answer before any wait for room.
+ */
+function parseWithRoom(
+  checks: BeforeBodyChecks,
+  request: FastifyRequest,
+  body: Buffer,
+  parse: () => unknown,
+  done: (error: Error | null, body: unknown) => void,
+) {
+  const reply = replies.get(request);
+  const bytes = body.length * HANDLED_BYTES_PER_BODY_BYTE;
+  if (reply === undefined || !processMemory.counts(bytes)) return parseInto(parse, done);
+  (checks.apply(request) ? checks.assertPassed(request, reply) : Promise.resolve())
+    .then(() => processMemory.acquire(bytes))
+    .then(
+      (release) => {
+        releaseWhenAnswered(reply.raw, release);
+        parseInto(parse, done);
+      },
+      (refusal: Error) => done(refusal, undefined),
+    );
+}
+
+function parseInto(parse: () => unknown, done: (error: Error | null, body: unknown) => void) {
+  let parsed: unknown;
+  try {
+    parsed = parse();
+  } catch (error) {
+    return done(error as Error, undefined);
+  }
+  done(null, parsed);
 }
 
 /** 100 Continue to a client waiting for it (Expect: 100-continue), as its body is read. */

@@ -1,6 +1,9 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { jest } from '@jest/globals';
 import { ServiceUnavailableApiException } from './exceptions/api.exception.js';
-import { MemoryBudget } from './memory-budget.js';
+import { MemoryBudget, releaseWhenAnswered } from './memory-budget.js';
 
 describe('MemoryBudget', () => {
   let memory: MemoryBudget;
@@ -66,3 +69,41 @@ describe('MemoryBudget', () => {
     expect(memory.held).toBe(100);
   });
 });
+
+describe('releaseWhenAnswered', () => {
+  it('gives back the room of a pipelined request whose connection closed while its answer was queued', async () => {
+    // The first request is never answered; the second's answer waits behind it, and that
+    // response object gets no `close` of its own when the client goes away.
+    const released: string[] = [];
+    const arrived: ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      arrived.push(res);
+      releaseWhenAnswered(res, () => released.push(req.url!));
+      // The budget's release does nothing when called again; counted here as a set.
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n');
+      await until(() => arrived.length === 2);
+      socket.destroy();
+      await until(() => new Set(released).size === 2);
+      expect([...new Set(released)].sort()).toEqual(['/first', '/second']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    }
+  });
+
+  it('gives back at once when the connection is already gone', () => {
+    const released: number[] = [];
+    const response = { closed: false, req: { socket: { destroyed: true } } } as ServerResponse;
+    releaseWhenAnswered(response, () => released.push(1));
+    expect(released).toEqual([1]);
+  });
+});
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
+}

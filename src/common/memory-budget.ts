@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { getHeapStatistics } from 'node:v8';
 import { ServiceUnavailableApiException } from './exceptions/api.exception.js';
 
@@ -95,11 +96,20 @@ export const processMemory = new MemoryBudget(
 /** What uncounted work gives back: nothing. */
 export const nothingHeld: Release = () => {};
 
-/** Gives `release` back once the answer to this response has left, or its client has gone. */
-export function releaseWhenAnswered(
-  response: { closed: boolean; once(event: 'close', listener: () => void): unknown },
-  release: Release,
-): void {
-  if (response.closed) release();
-  else response.once('close', release);
+/**
+ * Gives `release` back once the answer to this response has left, or its connection has closed.
+ * The connection is watched too: a pipelined request whose answer is still queued behind another
+ * gets no `close` of its own when the client goes away.
+ */
+export function releaseWhenAnswered(response: ServerResponse, release: Release): void {
+  const socket = response.req.socket;
+  if (response.closed || socket.destroyed) return release();
+  // Either event may come first, and the response's own close can be emitted from the socket's.
+  const done = () => {
+    response.off('close', done);
+    socket.off('close', done);
+    release();
+  };
+  response.once('close', done);
+  socket.once('close', done);
 }

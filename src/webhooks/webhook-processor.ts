@@ -78,14 +78,14 @@ export class WebhookProcessor {
    * delivery's, or the first delivery's for a redelivery) or `failed` (the caller answers 500).
    */
   async receive(delivery: ValidDelivery, source: DeliverySource): Promise<WebhookEvent> {
-    const { webhook, payload, raw } = delivery;
+    const { webhook, payload, stored } = delivery;
     const now = new Date();
     const row: WebhookEvent = {
       id: uuidv7(now.getTime()),
       clientId: source.clientId,
       event: webhook.event,
       dedupeKey: dedupeKeyOf(webhook, payload, source.senderKey),
-      payload: JSON.stringify(raw),
+      payload: stored,
       status: 'processed',
       attempts: 1,
       lastError: null,

@@ -23,12 +23,15 @@ export interface RegisteredWebhook<P extends object = object> extends WebhookDef
 }
 
 /** A delivery that passed validation: its event's handler, the typed payload, and the raw one. */
+/** What a stored event's payload may take (docs/contract.md §6): as much as a request body. */
+const MAX_STORED_PAYLOAD_BYTES = 1024 * 1024;
+
 export interface ValidDelivery {
   webhook: RegisteredWebhook;
   /** The event's payload DTO instance, handed to the handler. */
   payload: object;
-  /** The payload as received (unknown fields included), which is what gets stored. */
-  raw: Record<string, unknown>;
+  /** The payload as received (unknown fields included) in JSON, as it is stored. */
+  stored: string;
 }
 
 /** Start-up refusal: two providers claim one event name, or a handler is unusable. */
@@ -92,7 +95,18 @@ export class WebhookRegistry implements OnModuleInit {
     }
     const checked = await checkPayload(webhook, delivery.payload);
     if (checked.errors) throw new ValidationFailedException(checked.errors);
-    return { webhook, payload: checked.payload, raw: delivery.payload };
+    // Numbers are stored in JavaScript's spelling, which can be longer than the sender's (`1e20`
+    // is `100000000000000000000`): the 1 MiB a stored event may take is checked on what is stored.
+    const stored = JSON.stringify(delivery.payload);
+    if (
+      stored.length > MAX_STORED_PAYLOAD_BYTES / 3 &&
+      Buffer.byteLength(stored) > MAX_STORED_PAYLOAD_BYTES
+    ) {
+      throw new ValidationFailedException({
+        payload: ['The payload must be at most 1 MiB (1,048,576 bytes) as stored JSON.'],
+      });
+    }
+    return { webhook, payload: checked.payload, stored };
   }
 
   events(): string[] {

@@ -1,23 +1,30 @@
 import { jest } from '@jest/globals';
+import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { processMemory as memory } from '../../src/common/memory-budget.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
-import { senderHeaders } from '../support/auth.js';
+import { authHeader, senderHeaders } from '../support/auth.js';
 import { errors } from '../support/responses.js';
 import { until } from '../support/until.js';
 
 /**
  * Large request bodies (64 KiB up to the 1 MiB limit) take room in the process's memory budget
- * before they are read, 24 bytes for each of their bytes (what JSON.parse may make of them), and
- * give it back once answered: many at once wait in turn instead of exhausting the heap.
+ * once they have arrived and before they are parsed, 24 bytes for each of their bytes (what
+ * JSON.parse may make of them), and give it back once answered or once their connection is gone:
+ * many at once wait in turn instead of exhausting the heap.
  */
 describe('large request bodies and the memory budget', () => {
   let t: TestApp;
   let write: string;
+  let read: string;
+  let port: number;
   beforeAll(async () => {
     t = await startTestApp();
-    ({ write } = await senderHeaders(t));
+    ({ write, read } = await senderHeaders(t));
+    if (!t.http.listening) await new Promise<void>((done) => t.http.listen(0, '127.0.0.1', done));
+    port = (t.http.address() as AddressInfo).port;
   });
   afterAll(async () => {
     await t.close();
@@ -42,7 +49,7 @@ describe('large request bodies and the memory budget', () => {
     }
   });
 
-  it('answers 503 with Retry-After, unread, a large body that found no room in time; small ones pass meanwhile', async () => {
+  it('answers 503 with Retry-After a large body that found no room in time; small ones pass meanwhile', async () => {
     const hold = await memory.acquire(memory.limit);
     try {
       const refused = send(large());
@@ -57,7 +64,9 @@ describe('large request bodies and the memory budget', () => {
       const res = await refused;
       expect({ status: res.status, body: res.body }).toEqual({
         status: 503,
-        body: errors.databaseUnavailable,
+        body: {
+          message: 'Too many large requests are being handled right now; try again shortly.',
+        },
       });
       expect(res.headers['retry-after']).toBe('1');
       expect(res.headers['x-request-id']).toBeTruthy();
@@ -66,4 +75,64 @@ describe('large request bodies and the memory budget', () => {
     }
     await send(large()).expect(200);
   }, 30_000);
+
+  it('answers a bad token, a missing scope and an unknown customer at once while the budget is full (CONTRACT §2)', async () => {
+    const hold = await memory.acquire(memory.limit);
+    try {
+      const badToken = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', 'Bearer not-a-token-of-ours')
+        .send(large());
+      expect({ status: badToken.status, body: badToken.body }).toEqual({
+        status: 401,
+        body: errors.invalidToken,
+      });
+      const noScope = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', read)
+        .send(large());
+      expect({ status: noScope.status, body: noScope.body }).toEqual({
+        status: 403,
+        body: errors.insufficientScope,
+      });
+      const customers = await authHeader(t, ['customers:write']);
+      const unknown = await request(t.http)
+        .put('/v2/customers/no-such-customer/company')
+        .set('authorization', customers)
+        .send({ name: 'x'.repeat(200_000) });
+      expect({ status: unknown.status, body: unknown.body }).toEqual({
+        status: 404,
+        body: errors.customerNotFound,
+      });
+      // None of them took room or is waiting for it.
+      expect(memory.held).toBe(memory.limit);
+    } finally {
+      hold();
+    }
+  });
+
+  it('takes no room for a body that has not arrived: a client that declares 1 MiB and sends nothing holds none', async () => {
+    const socket = connect(port, '127.0.0.1');
+    try {
+      const told = firstData(socket);
+      socket.write(
+        `POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${write}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 1048576\r\n' +
+          'Expect: 100-continue\r\n\r\n',
+      );
+      // 100 Continue: the route's hooks before the body have run.
+      expect(await told).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
+      expect(memory.held).toBe(0);
+    } finally {
+      socket.destroy();
+    }
+  });
 });
+
+/** The first bytes the server sends on `socket`. */
+function firstData(socket: Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    socket.once('data', (chunk) => resolve(String(chunk)));
+    socket.once('error', reject);
+  });
+}

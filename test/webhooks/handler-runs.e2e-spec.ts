@@ -138,7 +138,7 @@ describe('webhook handlers of deliveries sent together (test-only event module)'
           {
             webhook: registry.find(event)!,
             payload: Object.assign(new RunPayload(), { run_id: runId }),
-            raw: { run_id: runId },
+            stored: JSON.stringify({ run_id: runId }),
           },
           { clientId: 'same-turn' },
         ),

@@ -6,6 +6,7 @@ import { processMemory as memory } from '../../src/common/memory-budget.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { senderHeaders } from '../support/auth.js';
+import { errors } from '../support/responses.js';
 import { until } from '../support/until.js';
 
 /**
@@ -36,6 +37,28 @@ describe('large webhook payloads in GET /v2/webhooks', () => {
   });
   afterAll(async () => {
     await t.close();
+  });
+
+  it('refuses with 422 a payload that takes more than 1 MiB once stored (numbers respelled), and stores nothing', async () => {
+    // 200,000 × `1e20,` is under the 1 MiB body limit; stored, each is 21 digits.
+    const body = JSON.stringify(attemptCompleted({ filler: [] } as object)).replace(
+      '"filler":[]',
+      `"filler":[${Array<string>(200_000).fill('1e20').join(',')}]`,
+    );
+    expect(Buffer.byteLength(body)).toBeLessThan(1024 * 1024);
+    const before = await page(1).expect(200);
+    const res = await request(t.http)
+      .post('/v2/webhooks')
+      .set('authorization', write)
+      .set('content-type', 'application/json')
+      .send(body);
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 422,
+      body: errors.invalid({
+        payload: ['The payload must be at most 1 MiB (1,048,576 bytes) as stored JSON.'],
+      }),
+    });
+    expect((await page(1).expect(200)).body.meta.total).toBe(before.body.meta.total);
   });
 
   const page = (limit = 3) =>

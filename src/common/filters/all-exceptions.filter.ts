@@ -1,22 +1,15 @@
-import {
-  ArgumentsHost,
-  CanActivate,
-  Catch,
-  ExceptionFilter,
-  HttpException,
-  Logger,
-  Type,
-} from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isObservable, lastValueFrom } from 'rxjs';
-import { ApiException, RefusedInputException } from '../exceptions/api.exception.js';
+import { BeforeBodyChecks } from '../before-body-checks.js';
+import {
+  ApiException,
+  RefusedInputException,
+  ServiceUnavailableApiException,
+} from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
 import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
 import { HTTP_LAYER_MESSAGES } from './http-layer-errors.js';
-import { GUARD_BEFORE_BODY, RESOURCE_FIRST, type ResourceLookup } from '../resource-first.js';
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   400: 'The request body is malformed: it is not valid JSON.',
@@ -48,7 +41,7 @@ const BODY_REFUSALS = [400, 413, 415];
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionsFilter');
 
-  constructor(private readonly moduleRef: ModuleRef) {}
+  constructor(private readonly beforeBody: BeforeBodyChecks) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') throw exception;
@@ -68,32 +61,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     // …and before the route's guard (token 401, scope 403: @RequireScopes()) and resource
     // (404: @ResourceBeforeBody()), which answer first, in that order.
-    const config = refusedBody ? request.routeOptions.config : undefined;
-    if (config?.[GUARD_BEFORE_BODY] || config?.[RESOURCE_FIRST]) {
-      void this.beforeBody(request, reply, config[GUARD_BEFORE_BODY], config[RESOURCE_FIRST]).then(
-        (refusal) => this.send(exception, reply, request, refusal ?? rendered),
+    if (refusedBody && this.beforeBody.apply(request)) {
+      void this.beforeBody.assertPassed(request, reply).then(
+        () => this.send(exception, reply, request, rendered),
         (refusal: unknown) => this.send(refusal, reply, request, this.render(refusal, request)),
       );
       return;
     }
     this.send(exception, reply, request, rendered);
-  }
-
-  /** Runs what decides before a refused body; resolves to nothing when both pass. */
-  private async beforeBody(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    guard: Type<CanActivate> | undefined,
-    lookup: Type<ResourceLookup> | undefined,
-  ): Promise<ErrorAnswer | undefined> {
-    if (guard) {
-      const context = new ExecutionContextHost([request, reply]);
-      context.setType('http');
-      const result = this.moduleRef.get(guard, { strict: false }).canActivate(context);
-      if (!(isObservable(result) ? await lastValueFrom(result) : await result)) return plain(403);
-    }
-    if (lookup) await this.moduleRef.get(lookup, { strict: false }).assertExists(request);
-    return undefined;
   }
 
   private send(
@@ -104,8 +79,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
   ) {
     if (OAUTH_ROUTE.test(request.url)) {
       // The service's own errors render themselves (the OAuth ones in RFC 6749's shape), except
-      // a refused input (the OAuth DTOs' 422, a poisoned query), answered as invalid_request.
-      if (!(exception instanceof ApiException) || exception instanceof RefusedInputException) {
+      // a refused input (the OAuth DTOs' 422, a poisoned query), answered as invalid_request, and
+      // the memory budget's 503, as temporarily_unavailable.
+      if (
+        !(exception instanceof ApiException) ||
+        exception instanceof RefusedInputException ||
+        exception instanceof ServiceUnavailableApiException
+      ) {
         rendered = asOAuthError(rendered);
       }
       rendered = { ...rendered, headers: { ...rendered.headers, ...OAUTH_NO_STORE } };

@@ -1,0 +1,44 @@
+import { type CanActivate, ForbiddenException, Injectable, type Type } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isObservable, lastValueFrom } from 'rxjs';
+import { GUARD_BEFORE_BODY, RESOURCE_FIRST, type ResourceLookup } from './resource-first.js';
+
+/**
+ * What a route decides before its body (CONTRACT §2): its guard (token 401, scope 403, set by
+ * @RequireScopes()), then its resource (404, set by @ResourceBeforeBody()). Nest runs both in its
+ * pipeline after the body is parsed; they are run here, ahead of it, where the body would
+ * otherwise answer first: a body Fastify refused (the exception filter), and a large body about
+ * to wait for room in the memory budget (bootstrap), which must not keep a bad token waiting.
+ */
+@Injectable()
+export class BeforeBodyChecks {
+  constructor(private readonly moduleRef: ModuleRef) {}
+
+  /** Whether the request's route has anything to decide before its body. */
+  apply(request: FastifyRequest): boolean {
+    const config = request.routeOptions.config;
+    return config?.[GUARD_BEFORE_BODY] !== undefined || config?.[RESOURCE_FIRST] !== undefined;
+  }
+
+  /** Resolves when the route's guard and resource lookup pass; rejects with their refusal. */
+  async assertPassed(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const config = request.routeOptions.config;
+    const guard = config?.[GUARD_BEFORE_BODY];
+    if (guard) {
+      const context = new ExecutionContextHost([request, reply]);
+      context.setType('http');
+      const result = this.get(guard).canActivate(context);
+      if (!(isObservable(result) ? await lastValueFrom(result) : await result)) {
+        throw new ForbiddenException();
+      }
+    }
+    const lookup = config?.[RESOURCE_FIRST];
+    if (lookup) await this.get(lookup).assertExists(request);
+  }
+
+  private get<T extends CanActivate | ResourceLookup>(type: Type<T>): T {
+    return this.moduleRef.get(type, { strict: false });
+  }
+}
