@@ -110,8 +110,12 @@ export function parseJson(text: string, { findRepeatedKeys = false }: JsonOption
   return parsed;
 }
 
-/** An exponent of three digits or more, or 309 digits in a row: text that may parse as Infinity. */
-const MAYBE_OUT_OF_RANGE = /[eE]\+?\d{3}|\d{309}/;
+/**
+ * An exponent of three digits or more, or 309 digits in a row: text that may parse as Infinity.
+ * A run of digits is tried only from its first digit (the lookbehind), so that a body of long
+ * runs just short of 309 costs one pass, not one pass per digit (1 MiB of them took 1.2 s).
+ */
+const MAYBE_OUT_OF_RANGE = /[eE]\+?\d{3}|(?<!\d)\d{309}/;
 
 /** Whether `value` holds ±Infinity anywhere (its nesting is bounded: assertShallow()). */
 function holdsInfinity(value: unknown): boolean {
