@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpStatus, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/decorators/require-scopes.decorator.js';
 import { ResourceBeforeBody } from '../common/resource-first.js';
 import { ApiDataResponse, ValidationErrorDto } from '../common/openapi/api-response.decorators.js';
@@ -28,6 +28,8 @@ export class CustomersController {
   @Post()
   @RequireScopes('customers:write')
   @ApiOperation({ summary: 'Create a customer; without `company` it is a retail customer.' })
+  // No body at all is an empty object: a retail customer (docs/contract.md §2).
+  @ApiBody({ type: CreateCustomerDto, required: false })
   @ApiDataResponse(CustomerDto, HttpStatus.CREATED)
   @ApiUnprocessableEntityResponse({ type: ValidationErrorDto })
   async create(@Body() body: CreateCustomerDto): Promise<CustomerDto> {

@@ -41,7 +41,8 @@ export class HealthController {
    * file locked by another process for longer than SQLITE_LOCK_TIMEOUT_MS.
    */
   @Get('ready')
-  @HealthCheck()
+  // Terminus's own document describes its result object, which this route does not send.
+  @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({ summary: 'Readiness: the database answers.', security: [] })
   @ApiOkResponse({
     schema: {

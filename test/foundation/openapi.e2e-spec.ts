@@ -62,6 +62,10 @@ describe('OpenAPI document', () => {
           const names = Object.keys(response.headers ?? {});
           expect(names).toContain('X-Request-Id');
           if (status === '401' || status === '403') expect(names).toContain('WWW-Authenticate');
+          // Two Authorization headers: 400 with Bearer's invalid_request challenge.
+          if (status === '400' && path.startsWith('/v2/')) {
+            expect(names).toContain('WWW-Authenticate');
+          }
           if (status === '429' || status === '503') expect(names).toContain('Retry-After');
           if (path.startsWith('/oauth/'))
             expect(names).toEqual(expect.arrayContaining(['Cache-Control', 'Pragma']));
@@ -70,10 +74,37 @@ describe('OpenAPI document', () => {
       }
     }
     expect(checked).toBeGreaterThan(50);
-    // What POST /v2/customers accepts: a null company (a retail customer), a null type.
-    const schemas = res.body.components.schemas;
-    expect(schemas.CreateCustomerDto.properties.company).toMatchObject({ nullable: true });
-    expect(schemas.NewCompanyDto.properties.type.enum).toContain(null);
+  });
+
+  it('describes what the routes really take and send: POST /v2/customers, /health/ready, an oversized head on /oauth', async () => {
+    const res = await request(t.http).get('/docs/openapi.json').expect(200);
+    const { paths, components } = res.body;
+    // POST /v2/customers takes no body at all (a retail customer), or a null company, or a
+    // company: in OpenAPI 3.0, `nullable` beside a `$ref` is ignored, so null is its own branch.
+    expect(paths['/v2/customers'].post.requestBody.required).toBe(false);
+    expect(components.schemas.CreateCustomerDto.properties.company.oneOf).toEqual([
+      { $ref: '#/components/schemas/NewCompanyDto' },
+      { type: 'object', nullable: true, enum: [null] },
+    ]);
+    expect(components.schemas.NewCompanyDto.properties.type.enum).toContain(null);
+    // /health/ready sends its own small object, not Terminus's result.
+    const ready = paths['/health/ready'].get.responses;
+    expect(ready['200'].content['application/json'].schema).toMatchObject({
+      required: ['status', 'database'],
+      properties: { status: { enum: ['ok'] }, database: { enum: ['up'] } },
+    });
+    expect(ready['503'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ErrorDto',
+    });
+    // A head over 64 KiB is refused before its path is known: either shape on /oauth.
+    for (const status of ['414', '431']) {
+      expect(
+        paths['/oauth/token'].post.responses[status].content['application/json'].schema.oneOf,
+      ).toEqual([
+        { $ref: '#/components/schemas/OAuthErrorDto' },
+        { $ref: '#/components/schemas/ErrorDto' },
+      ]);
+    }
   });
 
   it('serves Swagger UI at /docs', async () => {

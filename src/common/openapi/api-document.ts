@@ -13,10 +13,22 @@ import { ErrorDto } from './error.dto.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
-const error = (description: string, dto: Type = ErrorDto): ResponseObject => ({
+const error = (description: string, dto: Type | Type[] = ErrorDto): ResponseObject => ({
   description,
-  content: { 'application/json': { schema: { $ref: getSchemaPath(dto) } } },
+  content: {
+    'application/json': {
+      schema: Array.isArray(dto)
+        ? { oneOf: dto.map((one) => ({ $ref: getSchemaPath(one) })) }
+        : { $ref: getSchemaPath(dto) },
+    },
+  },
 });
+
+/**
+ * A head over 64 KiB is refused by Node's parser before the path is known, so in the plain shape
+ * even on the OAuth endpoints.
+ */
+const OVERSIZED_HEAD = [OAuthErrorDto, ErrorDto];
 
 /**
  * The statuses that come from the layers every route shares (the HTTP layer, the body parsers,
@@ -41,10 +53,21 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
     // The OAuth endpoints' 413 has their RFC 6749 body, documented by their controller.
     ...(body && !oauth && { '413': error('Body over 1 MiB.') }),
     // The HTTP layer's refusals have the RFC 6749 body on the OAuth endpoints.
-    '414': error('URL (path and query string) over 8 KiB.', oauth ? OAuthErrorDto : ErrorDto),
+    // (a head over 64 KiB: in the plain shape everywhere, OVERSIZED_HEAD).
+    '414': error(
+      oauth
+        ? 'URL (path and query string) over 8 KiB; in the plain shape when the head is over 64 KiB.'
+        : 'URL (path and query string) over 8 KiB.',
+      oauth ? OVERSIZED_HEAD : ErrorDto,
+    ),
     ...(body && api && { '415': error('Body that is not JSON, or not UTF-8.') }),
     '417': error('An `Expect` header other than `100-continue`.', oauth ? OAuthErrorDto : ErrorDto),
-    '431': error('Headers over 16 KiB.', oauth ? OAuthErrorDto : ErrorDto),
+    '431': error(
+      oauth
+        ? 'Headers over 16 KiB; in the plain shape when the head is over 64 KiB.'
+        : 'Headers over 16 KiB.',
+      oauth ? OVERSIZED_HEAD : ErrorDto,
+    ),
     '500': error(
       'Unexpected failure (logged with the request id, never described).',
       oauth ? OAuthErrorDto : ErrorDto,
@@ -111,6 +134,12 @@ function responseHeaders(path: string, status: string): Record<string, HeaderObj
           : 'The challenge: Bearer realm="api" (with error="invalid_token" for a bad token), or WebhookSignature realm="webhooks" for a refused signature.',
       ),
     }),
+    ...(status === '400' &&
+      path.startsWith('/v2/') && {
+        'WWW-Authenticate': text(
+          'Bearer realm="api", error="invalid_request" when the request has several Authorization headers.',
+        ),
+      }),
     ...(status === '403' && {
       'WWW-Authenticate': text('Bearer realm="api", error="insufficient_scope", scope="…".'),
     }),

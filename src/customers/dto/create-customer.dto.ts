@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { NestedObject } from '../../common/decorators/nested-object.decorator.js';
 import { COMPANY_TYPES, type CompanyType } from '../company-type.js';
@@ -30,10 +30,14 @@ export class NewCompanyDto {
 }
 
 /** POST /v2/customers: without `company` the customer is a retail one (docs/contract.md §5). */
+@ApiExtraModels(NewCompanyDto)
 export class CreateCustomerDto {
+  // OpenAPI 3.0 ignores `nullable` beside a `$ref` (or an `allOf` of one): null is spelled out.
   @ApiPropertyOptional({
-    type: () => NewCompanyDto,
-    nullable: true,
+    oneOf: [
+      { $ref: getSchemaPath(NewCompanyDto) },
+      { type: 'object', nullable: true, enum: [null] },
+    ],
     description: 'Left out or null: a retail customer.',
   })
   @IsOptional()
