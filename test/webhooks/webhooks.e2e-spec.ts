@@ -177,7 +177,9 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
         {
           'payload.user_id': ['The user_id must be a positive integer.'],
           'payload.module_id': ['The module_id field is required.'],
-          'payload.attempt_id': ['The attempt_id must be a positive integer.'],
+          'payload.attempt_id': [
+            'The attempt_id must be at most 9007199254740991 (2^53 − 1, the largest integer a JSON number holds exactly).',
+          ],
         },
       ],
       [

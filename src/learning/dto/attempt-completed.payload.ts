@@ -16,7 +16,11 @@ function PositiveId(field: string, description: string): PropertyDecorator {
     IsDefined({ message: `The ${field} field is required.` }),
     IsInt({ message }),
     Min(1, { message }),
-    Max(Number.MAX_SAFE_INTEGER, { message }),
+    // A larger integer parses as a nearby double (9007199254740993 as …992): refused, not stored
+    // as another id.
+    Max(Number.MAX_SAFE_INTEGER, {
+      message: `The ${field} must be at most 9007199254740991 (2^53 − 1, the largest integer a JSON number holds exactly).`,
+    }),
   );
 }
 
