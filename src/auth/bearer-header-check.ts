@@ -13,7 +13,8 @@ import { BEARER_SCOPES, singleAuthorization } from './guards/bearer-auth.guard.j
  * token itself is verified by passport in BearerAuthGuard, where NestJS developers expect it.
  * A well-formed header whose token turns out bad, sent with a body Fastify refuses (malformed,
  * over 1 MiB, wrong content type), still gets its 401 first: the exception filter runs the
- * guard before it answers such a body (GUARD_BEFORE_BODY). Running passport itself here, before
+ * guard before it answers such a body, as a large body's parser does before it waits for memory
+ * (BeforeBodyChecks). Running passport itself here, before
  * the body, was the other way: it would take the decision out of the guard (which would only
  * read it) and would need Nest middleware, i.e. @fastify/middie's hook on every request.
  */

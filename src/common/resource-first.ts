@@ -7,7 +7,8 @@ export const RESOURCE_FIRST = 'resourceFirst';
 
 /**
  * Fastify route config entry: the guard (a provider) that decides before the route's body does,
- * also when Fastify refused the body before the route ran (set by @RequireScopes()).
+ * also when Fastify refused the body before the route ran, or before a large body waits for
+ * memory (set by @RequireScopes(), run by BeforeBodyChecks).
  */
 export const GUARD_BEFORE_BODY = 'guardBeforeBody';
 
@@ -27,7 +28,7 @@ declare module 'fastify' {
  * CONTRACT §2 answers an unknown resource (404) before a bad body: one Fastify refuses before the
  * route runs (malformed, over 1 MiB, a content type it does not read) or one the route finds
  * invalid (422). The exception filter tells such a refusal only once `lookup` (a provider) finds
- * the resource, so only refused bodies pay for the lookup.
+ * the resource (BeforeBodyChecks), so only refused and large bodies pay for the lookup.
  */
 export const ResourceBeforeBody = (lookup: Type<ResourceLookup>) =>
   withRouteConfig({ [RESOURCE_FIRST]: lookup });

@@ -9,8 +9,8 @@ import type { Scope } from '../scopes.js';
 /**
  * The one decorator a protected route needs: passport's bearer guard (401), the scope check
  * (403) and the OpenAPI security entry, together. The scopes go into the route's Fastify config,
- * where the header check before the body (BearerHeaderCheck) and the exception filter (the guard
- * before a refused body) find them too.
+ * where the header check before the body (BearerHeaderCheck) and BeforeBodyChecks (the guard
+ * before a refused body, or before a large one waits for memory) find them too.
  */
 export function RequireScopes(...scopes: Scope[]) {
   return applyDecorators(
