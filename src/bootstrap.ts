@@ -1,12 +1,13 @@
-import { processMemory, releaseWhenAnswered } from './common/memory-budget.js';
+import { processMemory, type Release, releaseWhenAnswered } from './common/memory-budget.js';
 import { serializeReply } from './common/raw-json.js';
 import { BeforeBodyChecks } from './common/before-body-checks.js';
 import type { Socket } from 'node:net';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
+import type { RawBodyRequest } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
 import helmet from 'helmet';
-import { assertReadable, formBody, jsonBody } from './common/parsers/body-parsers.js';
+import { assertReadable, assertUtf8, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { OAUTH_ROUTE } from './common/oauth-routes.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
@@ -198,7 +199,10 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // at init, after this; the docs' file server's below), not run for every request.
   fastify.addHook('onRoute', (route) => {
     if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
-    else if (readsBody(route.method)) addRouteHook(route, 'preParsing', beforeBody);
+    else if (readsBody(route.method)) {
+      addRouteHook(route, 'preParsing', beforeBody);
+      addRouteHook(route, 'onSend', bodyAnswered);
+    }
   });
   // A client that shuts its sending side once its request is sent (a half-close, as `nc -N` and
   // some HTTP/1.0 clients do) still gets the answer; Node's default ends the connection at the
@@ -355,10 +359,13 @@ function beforeBody(
 
 /**
  * A body that has arrived, before it is parsed: a large one first takes room in the process's
- * memory budget, held until its answer has left. Without it, 200 senders of 1 MiB bodies at once
- * took the heap to 4.5 GB (docs/operations.md, "Tuning"). Room is taken once the body is here, so
- * a client that declares a large body and sends it slowly holds none, and the route's checks that
- * come before the body (token, scope, resource: CONTRACT §2) answer before any wait for room.
+ * memory budget. Without it, 200 senders of 1 MiB bodies at once took the heap to 4.5 GB
+ * (docs/operations.md, "Tuning"). Room is taken once the body is here, so a client that declares
+ * a large body and sends it slowly holds none, and what is refused without reading the body
+ * (its encoding; the route's token, scope and resource checks: CONTRACT §2) is answered before
+ * any wait for room. The room is given back when the answer is made (bodyAnswered()), not when
+ * it leaves: a client that reads its answers slowly, or queues them behind others on its
+ * connection, holds no room for a body that is done with.
  */
 function parseWithRoom(
   checks: BeforeBodyChecks,
@@ -370,15 +377,46 @@ function parseWithRoom(
   const reply = replies.get(request);
   const bytes = body.length * HANDLED_BYTES_PER_BODY_BYTE;
   if (reply === undefined || !processMemory.counts(bytes)) return parseInto(parse, done);
+  try {
+    assertReadable(request.headers);
+    assertUtf8(body);
+  } catch (error) {
+    return done(error as Error, undefined);
+  }
   (checks.apply(request) ? checks.assertPassed(request, reply) : Promise.resolve())
     .then(() => processMemory.acquire(bytes))
     .then(
       (release) => {
+        heldRoom.set(request, release);
+        // A request that never gets its answer made (its client went away) gives it back here.
         releaseWhenAnswered(reply.raw, release);
         parseInto(parse, done);
       },
       (refusal: Error) => done(refusal, undefined),
     );
+}
+
+/** The room a request's body holds in the memory budget (parseWithRoom()). */
+const heldRoom = new WeakMap<FastifyRequest, Release>();
+
+/**
+ * Once a request's answer is made, its body is done with: dropped from the request (which lives
+ * on until the answer has left) and its room given back.
+ */
+function bodyAnswered(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+) {
+  const release = heldRoom.get(request);
+  if (release !== undefined) {
+    heldRoom.delete(request);
+    request.body = undefined;
+    (request as RawBodyRequest<FastifyRequest>).rawBody = undefined;
+    release();
+  }
+  done(null, payload);
 }
 
 function parseInto(parse: () => unknown, done: (error: Error | null, body: unknown) => void) {
@@ -413,7 +451,7 @@ function readsBody(method: RouteOptions['method']): boolean {
   return [method].flat().some((m) => m !== 'GET' && m !== 'HEAD');
 }
 
-function addRouteHook<Name extends 'onRequest' | 'preParsing'>(
+function addRouteHook<Name extends 'onRequest' | 'preParsing' | 'onSend'>(
   route: RouteOptions,
   name: Name,
   hook: NonNullable<RouteOptions[Name]>,

@@ -96,6 +96,40 @@ describe('releaseWhenAnswered', () => {
     }
   });
 
+  it('watches a connection with one listener however many of its requests hold room', async () => {
+    const released: string[] = [];
+    const arrived: ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      arrived.push(res);
+      releaseWhenAnswered(res, () => released.push(req.url!));
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      // Node hands the server pipelined requests one at a time unless each is answered; answer
+      // each as it comes, so that all 20 pass through releaseWhenAnswered() on one connection.
+      const heads = Array.from({ length: 20 }, (_, i) => `GET /${i} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      socket.write(heads.join(''));
+      const listeners: number[] = [];
+      let answered = 0;
+      while (answered < 20) {
+        await until(() => arrived.length > answered);
+        listeners.push(arrived[answered].req.socket.listenerCount('close'));
+        arrived[answered].end('ok');
+        answered++;
+      }
+      await until(() => released.length === 20);
+      // Node's own listeners plus ours, the same for the 20th request as for the first.
+      expect(new Set(listeners).size).toBe(1);
+      expect(released).toEqual(Array.from({ length: 20 }, (_, i) => `/${i}`));
+      socket.destroy();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    }
+  });
+
   it('gives back at once when the connection is already gone', () => {
     const released: number[] = [];
     const response = { closed: false, req: { socket: { destroyed: true } } } as ServerResponse;

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { getHeapStatistics } from 'node:v8';
 import { ServiceUnavailableApiException } from './exceptions/api.exception.js';
 
@@ -96,20 +97,32 @@ export const processMemory = new MemoryBudget(
 /** What uncounted work gives back: nothing. */
 export const nothingHeld: Release = () => {};
 
+/** Releases waiting on a connection's close, one listener per connection (see below). */
+const heldBySocket = new WeakMap<Socket, Set<Release>>();
+
 /**
  * Gives `release` back once the answer to this response has left, or its connection has closed.
  * The connection is watched too: a pipelined request whose answer is still queued behind another
- * gets no `close` of its own when the client goes away.
+ * gets no `close` of its own when the client goes away. One listener per connection, however
+ * many of its requests hold room (a listener each would trip Node's MaxListeners warning).
  */
 export function releaseWhenAnswered(response: ServerResponse, release: Release): void {
   const socket = response.req.socket;
   if (response.closed || socket.destroyed) return release();
-  // Either event may come first, and the response's own close can be emitted from the socket's.
-  const done = () => {
-    response.off('close', done);
-    socket.off('close', done);
+  let held = heldBySocket.get(socket);
+  if (held === undefined) {
+    const releases = new Set<Release>();
+    heldBySocket.set(socket, releases);
+    socket.once('close', () => {
+      for (const each of releases) each();
+      releases.clear();
+    });
+    held = releases;
+  }
+  const releases = held;
+  releases.add(release);
+  response.once('close', () => {
+    releases.delete(release);
     release();
-  };
-  response.once('close', done);
-  socket.once('close', done);
+  });
 }

@@ -30,7 +30,7 @@ const KEPT_STATUSES = [413, 414, 417, 431];
  * neither JSON nor a form, a missing Host, the validation pipe's 422 naming one of its problems:
  * firstProblem()) unless its status is a size limit (413 a body over 1 MiB, 414, 431:
  * docs/contract.md §2's statuses hold here too); 404 and 429 keep the contract's body, 503 is
- * `temporarily_unavailable`, and any other failure is `server_error`.
+ * `temporarily_unavailable` with the contract's one description, and any other failure is `server_error`.
  */
 export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
   const { status } = answer;
@@ -41,13 +41,16 @@ export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
       body: { error: 'server_error', error_description: 'Internal server error.' },
     };
   }
-  const { message, errors } = answer.body as { message: unknown; errors?: FieldErrors };
   if (status === 503) {
     return {
       ...answer,
-      body: { error: 'temporarily_unavailable', error_description: String(message) },
+      body: {
+        error: 'temporarily_unavailable',
+        error_description: 'The service is temporarily unavailable.',
+      },
     };
   }
+  const { message, errors } = answer.body as { message: unknown; errors?: FieldErrors };
   const description =
     status === 415
       ? 'The request body must be JSON or application/x-www-form-urlencoded.'

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import request from 'supertest';
@@ -6,7 +7,7 @@ import { processMemory as memory } from '../../src/common/memory-budget.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader, senderHeaders } from '../support/auth.js';
-import { errors } from '../support/responses.js';
+import { errors, oauthErrors } from '../support/responses.js';
 import { until } from '../support/until.js';
 
 /**
@@ -53,6 +54,9 @@ describe('large request bodies and the memory budget', () => {
     const hold = await memory.acquire(memory.limit);
     try {
       const refused = send(large());
+      const oauthRefused = request(t.http)
+        .post('/oauth/token')
+        .send({ grant_type: 'client_credentials', filler: 'x'.repeat(200_000) });
       // Small bodies are not held up by the wait.
       await send(attemptCompleted()).expect(200);
       // The token is checked before the body (CONTRACT §2): a missing one is 401 at once.
@@ -70,6 +74,13 @@ describe('large request bodies and the memory budget', () => {
       });
       expect(res.headers['retry-after']).toBe('1');
       expect(res.headers['x-request-id']).toBeTruthy();
+      // The OAuth endpoints say it their way, in the contract's words (§2).
+      const oauth = await oauthRefused;
+      expect({
+        status: oauth.status,
+        body: oauth.body,
+        retry: oauth.headers['retry-after'],
+      }).toEqual({ status: 503, body: oauthErrors.unavailable, retry: '1' });
     } finally {
       hold();
     }
@@ -111,6 +122,78 @@ describe('large request bodies and the memory budget', () => {
     }
   });
 
+  it('answers at once, budget full, a large body it cannot read: another charset, compressed, not UTF-8', async () => {
+    const hold = await memory.acquire(memory.limit);
+    try {
+      const text = JSON.stringify(large());
+      const latin1 = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', write)
+        .set('content-type', 'application/json; charset=latin1')
+        .send(text);
+      const gzip = await request(t.http)
+        .post('/v2/webhooks')
+        .set('authorization', write)
+        .set('content-type', 'application/json')
+        .set('content-encoding', 'gzip')
+        .send(text);
+      const notUtf8 = await postBytes(
+        '/v2/webhooks',
+        { authorization: write, 'content-type': 'application/json' },
+        Buffer.concat([Buffer.from(text.slice(0, -2)), Buffer.from([0xff, 0x7d, 0x7d])]),
+      );
+      expect(
+        [latin1, gzip, notUtf8].map((res) => ({ status: res.status, body: res.body })),
+      ).toEqual([
+        { status: 415, body: { message: 'The request body must be UTF-8 (charset=utf-8).' } },
+        {
+          status: 415,
+          body: { message: 'The request body must not be compressed (no Content-Encoding).' },
+        },
+        { status: 415, body: { message: 'The request body must be UTF-8 text.' } },
+      ]);
+      expect(memory.held).toBe(memory.limit);
+    } finally {
+      hold();
+    }
+  });
+
+  it("gives a body's room back once its answer is made, though the answer waits behind another on its connection", async () => {
+    // A page of large payloads that the client never reads stays queued on its connection, and
+    // so does the answer to the large delivery pipelined behind it; the delivery's room does not.
+    for (let i = 0; i < 24; i++) await send(large()).expect(200);
+    const acquire = jest.spyOn(memory, 'acquire');
+    const body = JSON.stringify(large());
+    const bodyRoom = 24 * Buffer.byteLength(body);
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    try {
+      socket.pause();
+      socket.write(
+        `GET /v2/webhooks?result_mode%5Battributes%5D%5Blimit%5D=24 HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${read}\r\n\r\n` +
+          `POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${write}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n` +
+          body,
+      );
+      await until(() => acquire.mock.calls.length === 2);
+      const pageRoom = acquire.mock.calls.map(([bytes]) => bytes).find((b) => b !== bodyRoom)!;
+      expect(acquire.mock.calls.map(([bytes]) => bytes).sort()).toEqual(
+        [pageRoom, bodyRoom].sort(),
+      );
+      // The page's room is held while it is unread; the delivery's is given back.
+      await until(() => memory.held === pageRoom);
+      const newest = await request(t.http)
+        .get('/v2/webhooks')
+        .query({ 'result_mode[attributes][limit]': 1 })
+        .set('authorization', read);
+      expect(newest.body.data[0].payload.attempt_id).toBe(JSON.parse(body).payload.attempt_id);
+    } finally {
+      acquire.mockRestore();
+      socket.destroy();
+    }
+    await until(() => memory.held === 0);
+  }, 30_000);
+
   it('takes no room for a body that has not arrived: a client that declares 1 MiB and sends nothing holds none', async () => {
     const socket = connect(port, '127.0.0.1');
     try {
@@ -127,6 +210,25 @@ describe('large request bodies and the memory budget', () => {
       socket.destroy();
     }
   });
+
+  /** Sends `bytes` as they are (supertest would serialize a Buffer as JSON). */
+  function postBytes(
+    path: string,
+    headers: Record<string, string>,
+    bytes: Buffer,
+  ): Promise<{ status: number; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, body: JSON.parse(String(Buffer.concat(chunks))) }),
+        );
+      });
+      req.on('error', reject);
+      req.end(bytes);
+    });
+  }
 });
 
 /** The first bytes the server sends on `socket`. */
