@@ -223,6 +223,8 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     'application/json',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
+      // An unknown route is 404 whatever its body: nothing to parse.
+      if (request.is404) return done(null, undefined);
       keepRawBody(request, body as Buffer);
       parseWithRoom(
         checks,
@@ -240,6 +242,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     'application/x-www-form-urlencoded',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
+      if (request.is404) return done(null, undefined);
       if (!OAUTH_ROUTE.test(request.url)) return done(unsupportedMediaType(), undefined);
       parseWithRoom(
         checks,
