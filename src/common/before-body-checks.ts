@@ -6,8 +6,9 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import { GUARD_BEFORE_BODY, RESOURCE_FIRST, type ResourceLookup } from './resource-first.js';
 
 /**
- * What a route decides before its body (CONTRACT §2): its guard (token 401, scope 403, set by
- * @RequireScopes()), then its resource (404, set by @ResourceBeforeBody()). Nest runs both in its
+ * What a route decides before its body (CONTRACT §2): its guards (token 401, scope 403, set by
+ * @RequireScopes(); then a webhook signature's headers, by @VerifyWebhookSignature()), then its
+ * resource (404, set by @ResourceBeforeBody()). Nest runs both in its
  * pipeline after the body is parsed; they are run here, ahead of it, where the body would
  * otherwise answer first: a body Fastify refused (the exception filter), and a large body about
  * to wait for room in the memory budget (bootstrap), which must not keep a bad token waiting.
@@ -19,19 +20,21 @@ export class BeforeBodyChecks {
   /** Whether the request's route has anything to decide before its body. */
   apply(request: FastifyRequest): boolean {
     const config = request.routeOptions.config;
-    return config?.[GUARD_BEFORE_BODY] !== undefined || config?.[RESOURCE_FIRST] !== undefined;
+    return (config?.[GUARD_BEFORE_BODY]?.length ?? 0) > 0 || config?.[RESOURCE_FIRST] !== undefined;
   }
 
   /** Resolves when the route's guard and resource lookup pass; rejects with their refusal. */
   async assertPassed(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const config = request.routeOptions.config;
-    const guard = config?.[GUARD_BEFORE_BODY];
-    if (guard) {
+    const guards = config?.[GUARD_BEFORE_BODY] ?? [];
+    if (guards.length > 0) {
       const context = new ExecutionContextHost([request, reply]);
       context.setType('http');
-      const result = this.get(guard).canActivate(context);
-      if (!(isObservable(result) ? await lastValueFrom(result) : await result)) {
-        throw new ForbiddenException();
+      for (const guard of guards) {
+        const result = this.get(guard).canActivate(context);
+        if (!(isObservable(result) ? await lastValueFrom(result) : await result)) {
+          throw new ForbiddenException();
+        }
       }
     }
     const lookup = config?.[RESOURCE_FIRST];

@@ -1,16 +1,32 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { withRouteConfig } from './route-metadata.js';
+import { routeConfigOf, withRouteConfig } from './route-metadata.js';
 
 /** Fastify route config entry set by @ResourceBeforeBody(). */
 export const RESOURCE_FIRST = 'resourceFirst';
 
 /**
- * Fastify route config entry: the guard (a provider) that decides before the route's body does,
- * also when Fastify refused the body before the route ran, or before a large body waits for
- * memory (set by @RequireScopes(), run by BeforeBodyChecks).
+ * Fastify route config entry: the guards (providers) that decide before the route's body does,
+ * in order, also when Fastify refused the body before the route ran, or before a large body
+ * waits for memory (added by guardsBeforeBody(), run by BeforeBodyChecks).
  */
 export const GUARD_BEFORE_BODY = 'guardBeforeBody';
+
+/**
+ * A method decorator adding `guard` to the route's guards before the body: at the front (the
+ * bearer guard, on which the others may rely: the token's client) or after those already there.
+ */
+export function guardBeforeBody(
+  guard: Type<CanActivate>,
+  where: 'first' | 'last' = 'last',
+): MethodDecorator {
+  return (target, key, descriptor) => {
+    const config = routeConfigOf(descriptor.value as object);
+    const guards = (config?.[GUARD_BEFORE_BODY] ?? []) as Type<CanActivate>[];
+    const merged = where === 'first' ? [guard, ...guards] : [...guards, guard];
+    return withRouteConfig({ [GUARD_BEFORE_BODY]: merged })(target, key, descriptor);
+  };
+}
 
 /** Looks up a route's resource from the request's path; throws its 404 when there is none. */
 export interface ResourceLookup {
@@ -20,7 +36,7 @@ export interface ResourceLookup {
 declare module 'fastify' {
   interface FastifyContextConfig {
     [RESOURCE_FIRST]?: Type<ResourceLookup>;
-    [GUARD_BEFORE_BODY]?: Type<CanActivate>;
+    [GUARD_BEFORE_BODY]?: Type<CanActivate>[];
   }
 }
 

@@ -39,8 +39,16 @@ const FASTIFY_ROUTE_CONFIG_METADATA = '__fastify_route_config__';
 export function withRouteConfig(entries: Record<string, unknown>): MethodDecorator {
   return (_target, _key, descriptor) => {
     const handler = descriptor.value as object;
-    const config = Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) as
-      object | undefined;
-    Reflect.defineMetadata(FASTIFY_ROUTE_CONFIG_METADATA, { ...config, ...entries }, handler);
+    Reflect.defineMetadata(
+      FASTIFY_ROUTE_CONFIG_METADATA,
+      { ...routeConfigOf(handler), ...entries },
+      handler,
+    );
   };
+}
+
+/** What decorators applied so far set in the handler's Fastify route config. */
+export function routeConfigOf(handler: object): Record<string, unknown> | undefined {
+  return Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) as
+    Record<string, unknown> | undefined;
 }

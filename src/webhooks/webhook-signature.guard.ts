@@ -11,6 +11,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import { ErrorDto } from '../common/openapi/error.dto.js';
 import { KeepRawBody } from '../common/parsers/raw-body.js';
+import { guardBeforeBody } from '../common/resource-first.js';
 import { WebhookSignatures } from './webhook-signatures.service.js';
 
 type SignedRequest = RawBodyRequest<FastifyRequest> & { user: Principal };
@@ -32,6 +33,23 @@ export class WebhookSignatureGuard implements CanActivate {
 }
 
 /**
+ * The part of the check that needs no body: the client's secrets usable (503), the three headers
+ * present, well-formed and fresh (401). Run ahead of the body where one is refused or large
+ * (BeforeBodyChecks, after the bearer guard), so that a delivery without its signature is 401 at
+ * once, not 413 or a wait for memory.
+ */
+@Injectable()
+export class WebhookSignatureHeadersGuard implements CanActivate {
+  constructor(private readonly signatures: WebhookSignatures) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<SignedRequest>();
+    this.signatures.verifyHeaders(request.user.clientId, request.headers);
+    return true;
+  }
+}
+
+/**
  * The signature check on a route, with its raw body kept and its OpenAPI headers. Place it above
  * @RequireScopes(): guards declared higher run later, and this one needs the token's client.
  */
@@ -39,6 +57,7 @@ export function VerifyWebhookSignature() {
   return applyDecorators(
     KeepRawBody(),
     UseGuards(WebhookSignatureGuard),
+    guardBeforeBody(WebhookSignatureHeadersGuard),
     ApiHeader({
       name: 'webhook-id',
       required: false,

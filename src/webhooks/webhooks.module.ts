@@ -9,7 +9,7 @@ import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
 import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksService } from './webhooks.service.js';
-import { WebhookSignatureGuard } from './webhook-signature.guard.js';
+import { WebhookSignatureGuard, WebhookSignatureHeadersGuard } from './webhook-signature.guard.js';
 import { WebhookSignatures } from './webhook-signatures.service.js';
 import { WebhookSigningSecretsRepository } from './webhook-signing-secrets.repository.js';
 import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.js';
@@ -33,6 +33,7 @@ import { WebhookSigningSecretsService } from './webhook-signing-secrets.service.
     WebhookSigningSecretsService,
     WebhookSignatures,
     WebhookSignatureGuard,
+    WebhookSignatureHeadersGuard,
   ],
   exports: [WebhookProcessor, WebhookRetention, WebhookSeeder],
 })

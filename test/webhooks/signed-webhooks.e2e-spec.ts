@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
+import { processMemory } from '../../src/common/memory-budget.js';
 import { WebhookEvent } from '../../src/webhooks/webhook-event.entity.js';
 import { WebhookSecretCipher } from '../../src/webhooks/webhook-secret-cipher.js';
 import { WebhookSignatures } from '../../src/webhooks/webhook-signatures.service.js';
@@ -204,6 +205,39 @@ describe('signed webhooks (Standard Webhooks, per client)', () => {
       // A good signature over an invalid body: now the body is judged.
       const res = await post(sender.write, invalid, signed(secret, invalid));
       expect(res.status).toBe(422);
+    });
+
+    it('judges the signature headers before the body: 401, not 413, nor a wait for memory', async () => {
+      // Over 1 MiB: refused by the HTTP layer before the route runs.
+      const tooLarge = text(attemptCompleted({ filler: 'x'.repeat(1_100_000) } as object));
+      expectRefused(
+        await post(sender.write, tooLarge),
+        webhookSignature.missing('webhook-id, webhook-timestamp, webhook-signature'),
+      );
+      expectRefused(
+        await post(sender.write, tooLarge, signed(secret, tooLarge, { at: minutes(-6) })),
+        webhookSignature.stale,
+      );
+      // Signed in good form, it is now the body's turn.
+      const res = await post(sender.write, tooLarge, signed(secret, tooLarge));
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 413,
+        body: errors.tooLarge,
+      });
+      // Large and within the limit, with the memory budget full: answered at once, not 503.
+      const hold = await processMemory.acquire(processMemory.limit);
+      try {
+        const large = text(attemptCompleted({ filler: 'x'.repeat(200_000) } as object));
+        const headers: Record<string, string> = { ...signed(secret, large) };
+        delete headers['webhook-signature'];
+        expectRefused(
+          await post(sender.write, large, headers),
+          webhookSignature.missing('webhook-signature'),
+        );
+        expect(processMemory.held).toBe(processMemory.limit);
+      } finally {
+        hold();
+      }
     });
 
     it('stores the secret encrypted: the row reveals neither it nor its key', async () => {

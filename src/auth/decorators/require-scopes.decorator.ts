@@ -1,7 +1,7 @@
 import { applyDecorators, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ErrorDto } from '../../common/openapi/error.dto.js';
-import { GUARD_BEFORE_BODY } from '../../common/resource-first.js';
+import { guardBeforeBody } from '../../common/resource-first.js';
 import { withRouteConfig } from '../../common/route-metadata.js';
 import { BEARER_SCOPES, BearerAuthGuard } from '../guards/bearer-auth.guard.js';
 import type { Scope } from '../scopes.js';
@@ -14,7 +14,8 @@ import type { Scope } from '../scopes.js';
  */
 export function RequireScopes(...scopes: Scope[]) {
   return applyDecorators(
-    withRouteConfig({ [BEARER_SCOPES]: scopes, [GUARD_BEFORE_BODY]: BearerAuthGuard }),
+    withRouteConfig({ [BEARER_SCOPES]: scopes }),
+    guardBeforeBody(BearerAuthGuard, 'first'),
     UseGuards(BearerAuthGuard),
     ApiBearerAuth('bearer'),
     ApiUnauthorizedResponse({
