@@ -1,4 +1,4 @@
-import { processMemory, type Release, releaseWhenAnswered } from './common/memory-budget.js';
+import { processMemory, type Release } from './common/memory-budget.js';
 import { serializeReply } from './common/raw-json.js';
 import { BeforeBodyChecks } from './common/before-body-checks.js';
 import type { Socket } from 'node:net';
@@ -390,10 +390,23 @@ function parseWithRoom(
     .then(() => processMemory.acquire(bytes))
     .then(
       (release) => {
+        // Its client went away while it waited: nobody to answer, so nothing to parse or handle
+        // (handled, it would hold memory that the budget no longer counts).
+        if (reply.raw.closed || request.raw.socket.destroyed) {
+          release();
+          return done(clientGone(), undefined);
+        }
+        let parsed: unknown;
+        try {
+          parsed = parse();
+        } catch (error) {
+          release();
+          return done(error as Error, undefined);
+        }
+        // Held until the answer is made (bodyAnswered()), though the client leaves meanwhile:
+        // the handler holds the body until then. Every handled request reaches onSend.
         heldRoom.set(request, release);
-        // A request that never gets its answer made (its client went away) gives it back here.
-        releaseWhenAnswered(reply.raw, release);
-        parseInto(parse, done);
+        done(null, parsed);
       },
       (refusal: Error) => done(refusal, undefined),
     );
@@ -460,6 +473,13 @@ function addRouteHook<Name extends 'onRequest' | 'preParsing' | 'onSend'>(
   hook: NonNullable<RouteOptions[Name]>,
 ) {
   route[name] = [route[name] ?? [], hook].flat() as RouteOptions[Name];
+}
+
+/** A body whose client left while it waited for room: answered to no one (and logged as 408). */
+function clientGone(): Error {
+  return Object.assign(new Error('The client left before its body was handled.'), {
+    statusCode: 408,
+  });
 }
 
 /** A body of a content type the route does not read (the exception filter words the 415). */

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { processMemory as memory } from '../../src/common/memory-budget.js';
+import { WebhookProcessor } from '../../src/webhooks/webhook-processor.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader, senderHeaders } from '../support/auth.js';
@@ -13,8 +14,9 @@ import { until } from '../support/until.js';
 /**
  * Large request bodies (64 KiB up to the 1 MiB limit) take room in the process's memory budget
  * once they have arrived and before they are parsed, 24 bytes for each of their bytes (what
- * JSON.parse may make of them), and give it back once answered or once their connection is gone:
- * many at once wait in turn instead of exhausting the heap.
+ * JSON.parse may make of them), and give it back once their answer is made (a body whose client
+ * left while it waited is dropped unparsed): many at once wait in turn instead of exhausting the
+ * heap.
  */
 describe('large request bodies and the memory budget', () => {
   let t: TestApp;
@@ -191,6 +193,49 @@ describe('large request bodies and the memory budget', () => {
       acquire.mockRestore();
       socket.destroy();
     }
+    await until(() => memory.held === 0);
+  }, 30_000);
+
+  it('drops unparsed a body whose client left while it waited for room: not handled, no room kept', async () => {
+    const receive = jest.spyOn(t.app.get(WebhookProcessor), 'receive');
+    const acquire = jest.spyOn(memory, 'acquire');
+    const hold = await memory.acquire(memory.limit);
+    const gone = large();
+    const text = JSON.stringify(gone);
+    const accepted = new Promise<Socket>((resolve) => t.http.once('connection', resolve));
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    let stays: Promise<request.Response> | undefined;
+    try {
+      socket.write(
+        `POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${write}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n` +
+          text,
+      );
+      const serverSide = await accepted;
+      // Its body has arrived and waits for room (the test's own acquire() was the first call).
+      await until(() => acquire.mock.calls.length === 2);
+      socket.resetAndDestroy();
+      await until(() => serverSide.destroyed);
+      // A body from a client that stays waits behind it, and is granted room after it.
+      stays = send(large()).then((res) => res);
+      await until(() => acquire.mock.calls.length === 3);
+    } finally {
+      hold();
+      acquire.mockRestore();
+    }
+    const res = await stays!;
+    expect(res.status).toBe(200);
+    expect(receive).toHaveBeenCalledTimes(1);
+    receive.mockRestore();
+    const newest = await request(t.http)
+      .get('/v2/webhooks')
+      .query({ 'result_mode[attributes][limit]': 2 })
+      .set('authorization', read);
+    const stored = newest.body.data.map(
+      (e: { payload: { attempt_id: number } }) => e.payload.attempt_id,
+    );
+    expect(stored).not.toContain(gone.payload.attempt_id);
     await until(() => memory.held === 0);
   }, 30_000);
 

@@ -50,6 +50,10 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
             : 'Malformed request.',
       ),
     }),
+    // A body that does not arrive within HTTP_REQUEST_TIMEOUT_MS (the HTTP layer's answer).
+    ...(body && {
+      '408': error('The body did not arrive in time.', oauth ? OAuthErrorDto : ErrorDto),
+    }),
     // The OAuth endpoints' 413 has their RFC 6749 body, documented by their controller.
     ...(body && !oauth && { '413': error('Body over 1 MiB.') }),
     // The HTTP layer's refusals have the RFC 6749 body on the OAuth endpoints.
