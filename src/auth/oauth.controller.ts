@@ -1,13 +1,4 @@
-import {
-  Body,
-  Controller,
-  Header,
-  HttpCode,
-  Ip,
-  Post,
-  UseGuards,
-  UseInterceptors,
-} from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Ip, Post, UseInterceptors } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -27,7 +18,7 @@ import { OAuthErrorDto, TooManyRequestsDto } from './dto/oauth-error.dto.js';
 import { TokenOperationRequestDto } from './dto/token-operation-request.dto.js';
 import { InvalidRequestException } from './oauth.exceptions.js';
 import { TokenRequestDto } from './dto/token-request.dto.js';
-import { AddressThrottleGuard } from './guards/address-throttle.guard.js';
+import { ThrottledByAddress } from './guards/address-throttle.guard.js';
 import { TokenResponseDto } from './dto/token-response.dto.js';
 import { readClientCredentials } from './oauth-request.js';
 import { RevocationService } from './revocation.service.js';
@@ -55,7 +46,6 @@ const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
  */
 @ApiTags('oauth')
 @RawResponse()
-@UseGuards(AddressThrottleGuard)
 @Controller('oauth')
 @ApiTooManyRequestsResponse({ type: TooManyRequestsDto, description: 'Throttled.' })
 @ApiPayloadTooLargeResponse({
@@ -71,6 +61,7 @@ export class OAuthController {
   ) {}
 
   @Post('token')
+  @ThrottledByAddress()
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
@@ -101,6 +92,7 @@ export class OAuthController {
   }
 
   @Post('revoke')
+  @ThrottledByAddress()
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
@@ -134,6 +126,7 @@ export class OAuthController {
   }
 
   @Post('introspect')
+  @ThrottledByAddress()
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')

@@ -95,7 +95,7 @@ export class ThrottlingService {
   }
 
   /** Every request to an /oauth endpoint counts against its address, per endpoint. */
-  async countRequest(endpoint: string, address: string): Promise<void> {
+  async countRequest(endpoint: string, address: string | undefined): Promise<void> {
     try {
       await this.requests.consume(key(endpoint, address));
     } catch (error) {
@@ -110,12 +110,12 @@ export class ThrottlingService {
    * Failed client authentications, per client id and address: a client id is public (it is in
    * every token), so failures from one address never lock the client out elsewhere.
    */
-  clientFailuresFrom(clientId: string, address: string): FailureCount {
+  clientFailuresFrom(clientId: string, address: string | undefined): FailureCount {
     return new FailureCount([{ limiter: this.clientFailures, key: key(clientId, address) }]);
   }
 
   /** Failed passwords, per username and address, and per username from all addresses. */
-  passwordFailuresFrom(username: string, address: string): FailureCount {
+  passwordFailuresFrom(username: string, address: string | undefined): FailureCount {
     return new FailureCount([
       { limiter: this.passwordFailures, key: key(username, address) },
       { limiter: this.usernameFailures, key: key(username) },
@@ -123,8 +123,10 @@ export class ThrottlingService {
   }
 }
 
-// JSON keeps the parts apart whatever characters they hold.
-const key = (...parts: string[]) => JSON.stringify(parts.map((p) => p.slice(0, MAX_KEY_PART)));
+// JSON keeps the parts apart whatever characters they hold. A request whose client has gone has
+// no address any more (Node forgets a closed socket's): it still counts, under none.
+const key = (...parts: (string | undefined)[]) =>
+  JSON.stringify(parts.map((p) => (p ?? '').slice(0, MAX_KEY_PART)));
 
 const retryAfterSeconds = (state: RateLimiterRes) =>
   Math.max(1, Math.ceil(state.msBeforeNext / 1000));

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { processMemory as memory } from '../../src/common/memory-budget.js';
 import { createClient, createUser, TestClient } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors, noStore, oauthErrors } from '../support/responses.js';
@@ -75,6 +76,26 @@ describe('throttling of the token endpoint', () => {
     await post('/oauth/introspect')
       .send({ token: 'x', ...credentials(client) })
       .expect(200);
+  });
+
+  it('counts refused bodies too, and answers a throttled address at once, not after a wait for memory', async () => {
+    const post = fromNewAddress();
+    // Over 1 MiB, and malformed: refused before the route runs, and counted all the same.
+    await post()
+      .send({ grant_type: 'client_credentials', filler: 'x'.repeat(2 ** 20) })
+      .expect(413);
+    for (let i = 0; i < 4; i++) {
+      await post().set('content-type', 'application/json').send('{"grant_type":').expect(400);
+    }
+    const hold = await memory.acquire(memory.limit);
+    try {
+      // A large body while the budget is full would wait for room (then 503): 429 comes first.
+      expectThrottled(
+        await post().send({ grant_type: 'client_credentials', filler: 'x'.repeat(200_000) }),
+      );
+    } finally {
+      hold();
+    }
   });
 
   it('after 3 failed client authentications from an address, refuses the client id there for the minute even with the right secret, and nowhere else', async () => {

@@ -1,5 +1,12 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import {
+  applyDecorators,
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  UseGuards,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { guardBeforeBody } from '../../common/resource-first.js';
 import { ThrottlingService } from '../throttling.service.js';
 
 /**
@@ -9,11 +16,24 @@ import { ThrottlingService } from '../throttling.service.js';
  */
 @Injectable()
 export class AddressThrottleGuard implements CanActivate {
+  /** Requests already counted: the guard also runs before a refused or large body (below). */
+  private readonly counted = new WeakSet<FastifyRequest>();
+
   constructor(private readonly throttling: ThrottlingService) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    await this.throttling.countRequest(context.getHandler().name, request.ip);
+    if (this.counted.has(request)) return true;
+    this.counted.add(request);
+    await this.throttling.countRequest(request.routeOptions.url ?? request.url, request.ip);
     return true;
   }
 }
+
+/**
+ * Counts every request to the route against its address: before its body is read when the body
+ * is refused (over 1 MiB, malformed) or large enough to wait for memory, so that neither escapes
+ * the count nor keeps a throttled address waiting.
+ */
+export const ThrottledByAddress = () =>
+  applyDecorators(guardBeforeBody(AddressThrottleGuard, 'first'), UseGuards(AddressThrottleGuard));
