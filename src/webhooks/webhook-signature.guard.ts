@@ -1,6 +1,7 @@
 import {
   applyDecorators,
   CanActivate,
+  createParamDecorator,
   ExecutionContext,
   Injectable,
   type RawBodyRequest,
@@ -27,10 +28,24 @@ export class WebhookSignatureGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<SignedRequest>();
-    this.signatures.verify(request.user.clientId, request.headers, request.rawBody);
+    if (this.signatures.verify(request.user.clientId, request.headers, request.rawBody)) {
+      signedDeliveries.add(request);
+    }
     return true;
   }
 }
+
+/** The requests whose signature WebhookSignatureGuard verified. */
+const signedDeliveries = new WeakSet<object>();
+
+/**
+ * Whether the delivery was signed and its signature verified (a parameter decorator). Its
+ * `webhook-id` is then the one key that identifies it: an unsigned header such as
+ * Idempotency-Key may be changed by whoever replays it.
+ */
+export const SignedDelivery = createParamDecorator((_data: unknown, context: ExecutionContext) =>
+  signedDeliveries.has(context.switchToHttp().getRequest<object>()),
+);
 
 /**
  * The part of the check that needs no body: the client's secrets usable (503), the three headers

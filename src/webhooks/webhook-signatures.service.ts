@@ -102,10 +102,11 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
    * Checks a delivery of `clientId` when that client has signing secrets: the three headers, the
    * timestamp within 5 minutes of the clock, and a `v1` signature over `body`, the bytes as
    * received, by one of its secrets (every one is tried, in constant time, by standardwebhooks).
+   * True when the delivery was signed (and verified), false for a client that does not sign.
    */
-  verify(clientId: string, headers: IncomingHttpHeaders, body: Buffer | undefined): void {
+  verify(clientId: string, headers: IncomingHttpHeaders, body: Buffer | undefined): boolean {
     const checked = this.verifyHeaders(clientId, headers);
-    if (checked === undefined) return;
+    if (checked === undefined) return false;
     const { secrets, signed } = checked;
     const payload = body ?? '';
     let verified = false;
@@ -137,6 +138,7 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
         'The webhook signature does not match this delivery (its webhook-id, webhook-timestamp and body as sent).',
       );
     }
+    return true;
   }
 
   /**

@@ -33,7 +33,7 @@ import { WebhookProcessingFailedException } from './webhook.exceptions.js';
 import { SENDER_KEY_PATTERN, SenderKeyHeader, SenderKeyPipe } from './sender-key.pipe.js';
 import { WebhookProcessor } from './webhook-processor.js';
 import { WebhookRegistry } from './webhook-registry.js';
-import { VerifyWebhookSignature } from './webhook-signature.guard.js';
+import { SignedDelivery, VerifyWebhookSignature } from './webhook-signature.guard.js';
 import { WebhooksService } from './webhooks.service.js';
 import { deliveryBodySchema, describeDeliveries } from './webhooks.openapi.js';
 
@@ -78,7 +78,8 @@ export class WebhooksController {
   @ApiHeader({
     name: 'webhook-id',
     required: false,
-    description: 'Same as Idempotency-Key (which wins when both are sent), with the same rule.',
+    description:
+      'Same as Idempotency-Key (which wins when both are sent), with the same rule; for a signed delivery, the webhook-id alone identifies it.',
     schema: SENDER_KEY_SCHEMA,
   })
   @ApiDataResponse(WebhookAcceptedDto)
@@ -97,11 +98,13 @@ export class WebhooksController {
     @SenderKeyHeader('idempotency-key', SenderKeyPipe) idempotencyKey: string | undefined,
     @SenderKeyHeader('webhook-id', SenderKeyPipe) webhookId: string | undefined,
     @CurrentPrincipal() principal: Principal,
+    @SignedDelivery() signed: boolean,
   ): Promise<WebhookAcceptedDto> {
     const delivery = await this.registry.checkDelivery(body);
     const row = await this.processor.receive(delivery, {
       clientId: principal.clientId,
-      senderKey: idempotencyKey ?? webhookId,
+      // A signed delivery is known by its signed id: a replay under a new Idempotency-Key is a redelivery.
+      senderKey: signed ? webhookId : (idempotencyKey ?? webhookId),
     });
     this.metrics.webhookDelivered(row.event, row.status === 'failed' ? 'failed' : 'processed');
     if (row.status === 'failed') throw new WebhookProcessingFailedException(row.id);

@@ -185,6 +185,23 @@ describe('signed webhooks (Standard Webhooks, per client)', () => {
       expect(row.attempts).toBe(1);
     });
 
+    it('knows a signed delivery by its signed webhook-id: a replay under another Idempotency-Key is a redelivery', async () => {
+      const delivery = attemptCompleted();
+      const body = text(delivery);
+      const headers = signed(secret, body);
+      const first = await post(sender.write, body, { ...headers, 'idempotency-key': 'first' });
+      expect(first.status).toBe(200);
+      const replayed = await post(sender.write, body, { ...headers, 'idempotency-key': 'other' });
+      expect({ status: replayed.status, id: replayed.body.data?.id }).toEqual({
+        status: 200,
+        id: first.body.data.id,
+      });
+      const stored = (await eventsOf(sender.clientId)).filter(
+        (e) => JSON.parse(e.payload).attempt_id === delivery.payload.attempt_id,
+      );
+      expect(stored).toHaveLength(1);
+    });
+
     it('checks token, scope, signature, then body', async () => {
       const invalid = text({ event: 'learning.attempt.completed', payload: { user_id: 'x' } });
       const badSignature = { ...signed(secret, invalid), 'webhook-signature': 'v1,AAAA' };
