@@ -148,6 +148,15 @@ function findUnstorable(
   if (typeof node === 'string') {
     const problem = unstorable(node);
     if (problem) (errors ??= new Map()).set(path, [`The ${path} ${problem}.`]);
+  } else if (Array.isArray(node)) {
+    // By index: an array's keys are digits, always storable, and Object.keys() of a long array
+    // would make a string of each (11 MB for a 1 MiB body of `[{},{},…]`).
+    for (let i = 0; i < node.length; i++) {
+      const item: unknown = node[i];
+      if (typeof item === 'string' || (typeof item === 'object' && item !== null)) {
+        errors = findUnstorable(item, path ? `${path}.${i}` : String(i), errors);
+      }
+    }
   } else if (typeof node === 'object' && node !== null) {
     for (const key of Object.keys(node)) {
       const child = path ? `${path}.${key}` : key;

@@ -122,6 +122,18 @@ describe('AppValidationPipe: one message per field, the first rule it breaks as 
         'payload.note': ['The payload.note must not contain NUL characters.'],
       },
     ],
+    [
+      'a webhook with unstorable text inside arrays of its payload',
+      WebhookDeliveryDto,
+      { event: 'e', payload: { tags: ['ok', 1, 'a\0b', [{ k: '\ud800' }], { '\0': 1 }] } },
+      {
+        'payload.tags.2': ['The payload.tags.2 must not contain NUL characters.'],
+        'payload.tags.3.0.k': [
+          'The payload.tags.3.0.k must not contain unpaired surrogates (\\ud800 to \\udfff).',
+        ],
+        'payload.tags.4.\0': ['The payload.tags.4.\0 field name must not contain NUL characters.'],
+      },
+    ],
   ])('%s, by both paths', async (_, dto, body, expected) => {
     const metadata = { type: 'body', metatype: dto } as const;
     const general = await outcome(() => pipe.validateDeep(structuredClone(body), metadata), dto);
