@@ -13,7 +13,8 @@ const ID = /^[0-9]{1,20}$/;
 
 /**
  * One line per answered request: `{req: {id, method, url, remoteAddress}, res: {statusCode},
- * responseTime}` at info, warn for 4xx, error for 5xx. The URL as urlForLog leaves it; headers
+ * responseTime}` at info, warn for 4xx, error for 5xx (and `clientGone: true` when its client
+ * left first). The URL as urlForLog leaves it; headers
  * and bodies are never logged.
  */
 export function logRequests(fastify: FastifyInstance, root: Logger) {
@@ -28,6 +29,16 @@ export function logRequests(fastify: FastifyInstance, root: Logger) {
   fastify.addHook('onResponse', (request, reply, done) => {
     write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime);
     done();
+  });
+  // A request whose client left before its answer was made: Node writes nothing and the answer
+  // never finishes, so onResponse does not run. Logged as the answer is made, with the status it
+  // would have had and `clientGone` (a webhook stored and processed, say, that its sender will
+  // send again).
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (request.raw.socket?.destroyed) {
+      write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime, true);
+    }
+    done(null, payload);
   });
 }
 
@@ -50,11 +61,20 @@ export function logHttpLayerAnswer(
 }
 
 /** Writes the line; `req` is only built when the level is enabled (it costs a URL's decoding). */
-function write(log: RequestLog, req: () => LoggedRequest, status: number, elapsed?: number) {
+function write(
+  log: RequestLog,
+  req: () => LoggedRequest,
+  status: number,
+  elapsed?: number,
+  clientGone?: true,
+) {
   const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
   if (!log.root.isLevelEnabled(level)) return;
   const responseTime = elapsed === undefined ? undefined : Math.round(elapsed * 10) / 10;
-  log.root[level]({ req: req(), res: { statusCode: status }, responseTime }, 'request completed');
+  log.root[level](
+    { req: req(), res: { statusCode: status }, responseTime, clientGone },
+    'request completed',
+  );
 }
 
 function requestForLog(request: FastifyRequest, words: ReadonlySet<string>): LoggedRequest {

@@ -2,8 +2,10 @@ import { jest } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import request from 'supertest';
 import { processMemory as memory } from '../../src/common/memory-budget.js';
+import { useLogStream } from '../../src/config/logger.config.js';
 import { WebhookProcessor } from '../../src/webhooks/webhook-processor.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
@@ -23,14 +25,24 @@ describe('large request bodies and the memory budget', () => {
   let write: string;
   let read: string;
   let port: number;
+  let logs = '';
   beforeAll(async () => {
-    t = await startTestApp();
+    useLogStream(
+      new Writable({
+        write(chunk, _encoding, done) {
+          logs += String(chunk);
+          done();
+        },
+      }),
+    );
+    t = await startTestApp({ env: { LOG_LEVEL: 'warn' } });
     ({ write, read } = await senderHeaders(t));
     if (!t.http.listening) await new Promise<void>((done) => t.http.listen(0, '127.0.0.1', done));
     port = (t.http.address() as AddressInfo).port;
   });
   afterAll(async () => {
     await t.close();
+    useLogStream(undefined);
   });
 
   const send = (body: object) =>
@@ -237,6 +249,16 @@ describe('large request bodies and the memory budget', () => {
     );
     expect(stored).not.toContain(gone.payload.attempt_id);
     await until(() => memory.held === 0);
+    // Logged all the same, as gone, once.
+    const lines = logs
+      .split('\n')
+      .filter((line) => line.includes('"msg":"request completed"'))
+      .map((line) => JSON.parse(line));
+    const goneLines = lines.filter((line) => line.clientGone === true);
+    expect(
+      goneLines.map(({ level, req, res }) => ({ level, method: req.method, url: req.url, res })),
+    ).toEqual([{ level: 40, method: 'POST', url: '/v2/webhooks', res: { statusCode: 408 } }]);
+    expect(lines.filter((line) => line.req.id === goneLines[0].req.id)).toHaveLength(1);
   }, 30_000);
 
   it('takes no room for a body that has not arrived: a client that declares 1 MiB and sends nothing holds none', async () => {
