@@ -1,5 +1,7 @@
 import request from 'supertest';
 import { processMemory as memory } from '../../src/common/memory-budget.js';
+import { TooManyAttemptsException } from '../../src/auth/oauth.exceptions.js';
+import { ThrottlingService } from '../../src/auth/throttling.service.js';
 import { createClient, createUser, TestClient } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { errors, noStore, oauthErrors } from '../support/responses.js';
@@ -96,6 +98,14 @@ describe('throttling of the token endpoint', () => {
     } finally {
       hold();
     }
+  });
+
+  it('counts a request whose client has gone, and so has no address any more, under none', async () => {
+    const throttling = t.app.get(ThrottlingService);
+    for (let i = 0; i < 5; i++) await throttling.countRequest('/oauth/token', undefined);
+    await expect(throttling.countRequest('/oauth/token', undefined)).rejects.toBeInstanceOf(
+      TooManyAttemptsException,
+    );
   });
 
   it('after 3 failed client authentications from an address, refuses the client id there for the minute even with the right secret, and nowhere else', async () => {
