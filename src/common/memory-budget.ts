@@ -9,7 +9,8 @@ export type Release = () => void;
 /**
  * Memory for the work whose size a caller chooses: large request bodies while they are parsed and
  * handled (bootstrap), large webhook pages while they are sent (WebhooksService). Each takes room
- * for what it will hold before it holds it, and gives it back when its answer has left. Work that
+ * for what it will hold before it holds it, and gives it back once done with it: a body when its
+ * answer is made, a page when it has left (or its client has gone). Work that
  * does not fit waits in turn (first come, first served), and past WAIT_MS is refused with 503 and
  * `Retry-After`: many large requests at once slow each other down instead of exhausting the heap.
  * A single piece of work larger than the whole budget runs when it is alone.

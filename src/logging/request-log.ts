@@ -14,8 +14,7 @@ const ID = /^[0-9]{1,20}$/;
 /**
  * One line per answered request: `{req: {id, method, url, remoteAddress}, res: {statusCode},
  * responseTime}` at info, warn for 4xx, error for 5xx (and `clientGone: true` when its client
- * left first). The URL as urlForLog leaves it; headers
- * and bodies are never logged.
+ * left first). The URL as urlForLog leaves it; headers and bodies are never logged.
  */
 export function logRequests(fastify: FastifyInstance, root: Logger) {
   const words = new Set<string>();
