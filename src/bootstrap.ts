@@ -1,4 +1,4 @@
-import { processMemory, type Release } from './common/memory-budget.js';
+import { processMemory, type Release, releaseWhenAnswered } from './common/memory-budget.js';
 import { serializeReply } from './common/raw-json.js';
 import { BeforeBodyChecks } from './common/before-body-checks.js';
 import type { Socket } from 'node:net';
@@ -386,8 +386,11 @@ function parseWithRoom(
   } catch (error) {
     return done(error as Error, undefined);
   }
+  // A client that leaves while its body waits stops the wait: its body is dropped at once.
+  const left = new AbortController();
+  releaseWhenAnswered(reply.raw, () => left.abort(clientGone()));
   (checks.apply(request) ? checks.assertPassed(request, reply) : Promise.resolve())
-    .then(() => processMemory.acquire(bytes))
+    .then(() => processMemory.acquire(bytes, left.signal))
     .then(
       (release) => {
         // Its client went away while it waited: nobody to answer, so nothing to parse or handle

@@ -68,6 +68,22 @@ describe('MemoryBudget', () => {
     expect(small()).toBe('granted');
     expect(memory.held).toBe(100);
   });
+  it('stops the wait of one whose signal is aborted (its client left), and lets the next one in line through', async () => {
+    await memory.acquire(90);
+    const left = new AbortController();
+    const gone = new Error('gone');
+    const big = memory.acquire(50, left.signal).catch((error: unknown) => error);
+    const small = await settled(memory.acquire(10));
+    expect(small()).toBe('pending');
+    left.abort(gone);
+    expect(await big).toBe(gone);
+    await Promise.resolve();
+    expect(small()).toBe('granted');
+    expect(memory.held).toBe(100);
+    // Already aborted: refused at once, nothing taken.
+    expect(await memory.acquire(1, left.signal).catch((error: unknown) => error)).toBe(gone);
+    expect(memory.held).toBe(100);
+  });
 });
 
 describe('releaseWhenAnswered', () => {

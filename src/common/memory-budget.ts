@@ -29,28 +29,42 @@ export class MemoryBudget {
 
   constructor(readonly limit: number) {}
 
-  /** Room for `bytes`: resolves when there is, refuses with a 503 past WAIT_MS. */
-  acquire(bytes: number): Promise<Release> {
+  /**
+   * Room for `bytes`: resolves when there is, refuses with a 503 past WAIT_MS, or with the
+   * signal's reason once `cancelled` is aborted (its client has gone: no reason to wait on).
+   */
+  acquire(bytes: number, cancelled?: AbortSignal): Promise<Release> {
+    if (cancelled?.aborted) return Promise.reject(cancelled.reason as Error);
     if (this.waiting.length === 0 && this.fits(bytes)) return Promise.resolve(this.take(bytes));
     return new Promise((resolve, reject) => {
       const waiter = {
         bytes,
         grant: () => {
           clearTimeout(timer);
+          cancelled?.removeEventListener('abort', cancel);
           resolve(this.take(bytes));
         },
       };
-      const timer = setTimeout(() => {
+      const giveUp = (reason: unknown) => {
+        clearTimeout(timer);
+        cancelled?.removeEventListener('abort', cancel);
         this.waiting.splice(this.waiting.indexOf(waiter), 1);
         // The next in line may fit now that this one no longer goes first.
         this.grantWaiting();
-        reject(
-          new ServiceUnavailableApiException(
-            'Too many large requests are being handled right now; try again shortly.',
+        reject(reason);
+      };
+      const cancel = () => giveUp(cancelled!.reason);
+      const timer = setTimeout(
+        () =>
+          giveUp(
+            new ServiceUnavailableApiException(
+              'Too many large requests are being handled right now; try again shortly.',
+            ),
           ),
-        );
-      }, MemoryBudget.WAIT_MS);
+        MemoryBudget.WAIT_MS,
+      );
       this.waiting.push(waiter);
+      cancelled?.addEventListener('abort', cancel, { once: true });
     });
   }
 
