@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { releaseWhenAnswered } from '../common/memory-budget.js';
 import { LoggedRequest } from '../config/logger.config.js';
 
 interface RequestLog {
@@ -25,18 +26,25 @@ export function logRequests(fastify: FastifyInstance, root: Logger) {
   });
   const log: RequestLog = { root, words };
   logs.set(fastify, log);
+  // One line per request, written by whichever comes first: its answer has been written out
+  // (onResponse), or its connection closed before that. Node finishes no answer whose client
+  // left before it was written (one queued behind another on its connection, say), so
+  // onResponse does not run for it: it is logged when its connection closes, with the status
+  // the answer had and `clientGone` (a webhook stored and processed, say, that its sender will
+  // send again).
+  const logged = new WeakSet<FastifyRequest>();
+  const once = (request: FastifyRequest, reply: FastifyReply) => {
+    if (logged.has(request)) return;
+    logged.add(request);
+    const gone = reply.raw.writableFinished ? undefined : true;
+    write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime, gone);
+  };
   fastify.addHook('onResponse', (request, reply, done) => {
-    write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime);
+    once(request, reply);
     done();
   });
-  // A request whose client left before its answer was made: Node writes nothing and the answer
-  // never finishes, so onResponse does not run. Logged as the answer is made, with the status it
-  // would have had and `clientGone` (a webhook stored and processed, say, that its sender will
-  // send again).
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    if (request.raw.socket?.destroyed) {
-      write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime, true);
-    }
+    releaseWhenAnswered(reply.raw, () => once(request, reply));
     done(null, payload);
   });
 }

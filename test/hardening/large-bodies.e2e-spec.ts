@@ -35,7 +35,7 @@ describe('large request bodies and the memory budget', () => {
         },
       }),
     );
-    t = await startTestApp({ env: { LOG_LEVEL: 'warn' } });
+    t = await startTestApp({ env: { LOG_LEVEL: 'info' } });
     ({ write, read } = await senderHeaders(t));
     if (!t.http.listening) await new Promise<void>((done) => t.http.listen(0, '127.0.0.1', done));
     port = (t.http.address() as AddressInfo).port;
@@ -44,6 +44,14 @@ describe('large request bodies and the memory budget', () => {
     await t.close();
     useLogStream(undefined);
   });
+
+  /** The request lines logged since `from` (an offset in `logs`). */
+  const requestLinesSince = (from: number) =>
+    logs
+      .slice(from)
+      .split('\n')
+      .filter((line) => line.includes('"msg":"request completed"'))
+      .map((line) => JSON.parse(line));
 
   const send = (body: object) =>
     request(t.http).post('/v2/webhooks').set('authorization', write).send(body);
@@ -178,6 +186,8 @@ describe('large request bodies and the memory budget', () => {
     // A page of large payloads that the client never reads stays queued on its connection, and
     // so does the answer to the large delivery pipelined behind it; the delivery's room does not.
     for (let i = 0; i < 24; i++) await send(large()).expect(200);
+    const from = logs.length;
+    let newest: request.Response | undefined;
     const acquire = jest.spyOn(memory, 'acquire');
     const body = JSON.stringify(large());
     const bodyRoom = 24 * Buffer.byteLength(body);
@@ -198,7 +208,7 @@ describe('large request bodies and the memory budget', () => {
       );
       // The page's room is held while it is unread; the delivery's is given back.
       await until(() => memory.held === pageRoom);
-      const newest = await request(t.http)
+      newest = await request(t.http)
         .get('/v2/webhooks')
         .query({ 'result_mode[attributes][limit]': 1 })
         .set('authorization', read);
@@ -208,9 +218,25 @@ describe('large request bodies and the memory budget', () => {
       socket.destroy();
     }
     await until(() => memory.held === 0);
+    // Each of the two is logged once; the delivery, whose answer never left its queue, as gone.
+    await until(() => requestLinesSince(from).some((line) => line.clientGone));
+    const lines = requestLinesSince(from).filter(
+      (line) => line.req.id !== newest!.headers['x-request-id'],
+    );
+    expect(
+      lines.map(({ req, res, clientGone }) => ({
+        method: req.method,
+        status: res.statusCode,
+        gone: clientGone === true,
+      })),
+    ).toEqual([
+      { method: 'GET', status: 200, gone: expect.any(Boolean) },
+      { method: 'POST', status: 200, gone: true },
+    ]);
   }, 30_000);
 
   it('drops at once, unparsed, a body whose client left while it waited for room: not handled, no room kept', async () => {
+    const from = logs.length;
     const receive = jest.spyOn(t.app.get(WebhookProcessor), 'receive');
     const acquire = jest.spyOn(memory, 'acquire');
     const hold = await memory.acquire(memory.limit);
@@ -232,7 +258,7 @@ describe('large request bodies and the memory budget', () => {
       socket.resetAndDestroy();
       await until(() => serverSide.destroyed);
       // Its wait stops at once, though the budget is still full: answered (to no one) and logged.
-      await until(() => logs.includes('"clientGone":true'));
+      await until(() => logs.slice(from).includes('"clientGone":true'));
       // A body from a client that stays waits behind it, and is granted room after it.
       stays = send(large()).then((res) => res);
       await until(() => acquire.mock.calls.length === 3);
@@ -254,10 +280,7 @@ describe('large request bodies and the memory budget', () => {
     expect(stored).not.toContain(gone.payload.attempt_id);
     await until(() => memory.held === 0);
     // Logged all the same, as gone, once.
-    const lines = logs
-      .split('\n')
-      .filter((line) => line.includes('"msg":"request completed"'))
-      .map((line) => JSON.parse(line));
+    const lines = requestLinesSince(from);
     const goneLines = lines.filter((line) => line.clientGone === true);
     expect(
       goneLines.map(({ level, req, res }) => ({ level, method: req.method, url: req.url, res })),
