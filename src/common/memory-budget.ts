@@ -116,7 +116,7 @@ export const nothingHeld: Release = () => {};
 const heldBySocket = new WeakMap<Socket, Set<Release>>();
 
 /**
- * Gives `release` back once the answer to this response has left, or its connection has closed.
+ * Calls `release` once, when the answer to this response has left or its connection has closed.
  * The connection is watched too: a pipelined request whose answer is still queued behind another
  * gets no `close` of its own when the client goes away. One listener per connection, however
  * many of its requests hold room (a listener each would trip Node's MaxListeners warning).
@@ -137,7 +137,7 @@ export function releaseWhenAnswered(response: ServerResponse, release: Release):
   const releases = held;
   releases.add(release);
   response.once('close', () => {
-    releases.delete(release);
-    release();
+    // Once: the connection's close may have called it already.
+    if (releases.delete(release)) release();
   });
 }

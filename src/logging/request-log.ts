@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { releaseWhenAnswered } from '../common/memory-budget.js';
 import { LoggedRequest } from '../config/logger.config.js';
@@ -26,25 +26,21 @@ export function logRequests(fastify: FastifyInstance, root: Logger) {
   });
   const log: RequestLog = { root, words };
   logs.set(fastify, log);
-  // One line per request, written by whichever comes first: its answer has been written out
-  // (onResponse), or its connection closed before that. Node finishes no answer whose client
-  // left before it was written (one queued behind another on its connection, say), so
-  // onResponse does not run for it: it is logged when its connection closes, with the status
-  // the answer had and `clientGone` (a webhook stored and processed, say, that its sender will
-  // send again).
-  const logged = new WeakSet<FastifyRequest>();
-  const once = (request: FastifyRequest, reply: FastifyReply) => {
-    if (logged.has(request)) return;
-    logged.add(request);
-    const gone = reply.raw.writableFinished ? undefined : true;
-    write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime, gone);
-  };
+  // One line per request. An answer written out is logged then (onResponse). Node finishes no
+  // answer whose client left before it was written (one queued behind another on its
+  // connection, say): it is logged when its connection closes, with the status the answer had
+  // and `clientGone` (a webhook stored and processed, say, that its sender will send again).
   fastify.addHook('onResponse', (request, reply, done) => {
-    once(request, reply);
+    if (reply.raw.writableFinished) {
+      write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime);
+    }
     done();
   });
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    releaseWhenAnswered(reply.raw, () => once(request, reply));
+    releaseWhenAnswered(reply.raw, () => {
+      if (reply.raw.writableFinished) return;
+      write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime, true);
+    });
     done(null, payload);
   });
 }
