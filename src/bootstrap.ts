@@ -393,23 +393,16 @@ function parseWithRoom(
     .then(() => processMemory.acquire(bytes, left.signal))
     .then(
       (release) => {
-        // Its client went away while it waited: nobody to answer, so nothing to parse or handle
-        // (handled, it would hold memory that the budget no longer counts).
-        if (reply.raw.closed || request.raw.socket.destroyed) {
+        // Its client went away as room was granted (its close not yet seen): nobody to answer,
+        // so nothing to parse or handle.
+        if (request.raw.socket.destroyed) {
           release();
           return done(clientGone(), undefined);
         }
-        let parsed: unknown;
-        try {
-          parsed = parse();
-        } catch (error) {
-          release();
-          return done(error as Error, undefined);
-        }
-        // Held until the answer is made (bodyAnswered()), though the client leaves meanwhile:
-        // the handler holds the body until then. Every handled request reaches onSend.
+        // Held until the answer is made (bodyAnswered()), a refusal of the body included, though
+        // the client leaves meanwhile: the handler holds the body until then.
         heldRoom.set(request, release);
-        done(null, parsed);
+        parseInto(parse, done);
       },
       (refusal: Error) => done(refusal, undefined),
     );
