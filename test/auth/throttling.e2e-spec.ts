@@ -100,6 +100,14 @@ describe('throttling of the token endpoint', () => {
     }
   });
 
+  it('counts a large body once, though its address is checked both before the body and by the route', async () => {
+    const post = fromNewAddress();
+    const large = { grant_type: 'client_credentials', filler: 'x'.repeat(200_000) };
+    // No client credentials: 400 invalid_request, each counted once.
+    for (let i = 0; i < 5; i++) await post().send(large).expect(400);
+    expectThrottled(await post().send(large));
+  });
+
   it('counts a request whose client has gone, and so has no address any more, under none', async () => {
     const throttling = t.app.get(ThrottlingService);
     for (let i = 0; i < 5; i++) await throttling.countRequest('/oauth/token', undefined);
