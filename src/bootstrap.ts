@@ -195,12 +195,13 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // a request refused before its body gets its answer, not an invitation to send the body (Node
   // then closes that connection, whose unsent body would otherwise follow).
   fastify.server.on('checkContinue', (req, res) => fastify.server.emit('request', req, res));
+  const checks = app.get(BeforeBodyChecks);
   // Hooks of one kind of route, added to those routes alone as they are registered (the app's
   // at init, after this; the docs' file server's below), not run for every request.
   fastify.addHook('onRoute', (route) => {
     if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
     else if (readsBody(route.method)) {
-      addRouteHook(route, 'preParsing', beforeBody);
+      addRouteHook(route, 'preParsing', beforeBody(checks));
       addRouteHook(route, 'onSend', bodyAnswered);
     }
   });
@@ -218,7 +219,6 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   fastify.server.on('connect', connectRefused(fastify, API_HEADERS));
   // JSON everywhere; form bodies only where RFC 6749 wants them. Anything else is 415.
   fastify.removeContentTypeParser(['text/plain', 'application/json']);
-  const checks = app.get(BeforeBodyChecks);
   fastify.addContentTypeParser(
     'application/json',
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
@@ -344,21 +344,23 @@ const replies = new WeakMap<FastifyRequest, FastifyReply>();
  * Before a body is read: the reply of one that may be large (declared so, or chunked) is kept for
  * its parser; then 100 Continue, if asked for.
  */
-function beforeBody(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  payload: RequestPayload,
-  done: (error: null, payload: RequestPayload) => void,
-) {
-  const declared = Number(request.headers['content-length']) || 0;
-  if (
-    request.headers['transfer-encoding'] !== undefined ||
-    processMemory.counts(declared * HANDLED_BYTES_PER_BODY_BYTE)
-  ) {
-    replies.set(request, reply);
-  }
-  continueOnRead(request, reply, payload, done);
-}
+const beforeBody =
+  (checks: BeforeBodyChecks) =>
+  (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: RequestPayload,
+    done: (error: Error | null, payload?: RequestPayload) => void,
+  ) => {
+    const declared = Number(request.headers['content-length']) || 0;
+    if (
+      request.headers['transfer-encoding'] !== undefined ||
+      processMemory.counts(declared * HANDLED_BYTES_PER_BODY_BYTE)
+    ) {
+      replies.set(request, reply);
+    }
+    continueOnRead(checks, request, reply, payload, done);
+  };
 
 /**
  * A body that has arrived, before it is parsed: a large one first takes room in the process's
@@ -441,21 +443,38 @@ function parseInto(parse: () => unknown, done: (error: Error | null, body: unkno
   done(null, parsed);
 }
 
-/** 100 Continue to a client waiting for it (Expect: 100-continue), as its body is read. */
+/**
+ * 100 Continue to a client waiting for it (Expect: 100-continue), once its body is to be read:
+ * after what the route decides before its body (BeforeBodyChecks: the token, the scope, a
+ * signature's headers, the resource). A request refused there gets its answer instead of an
+ * invitation to send a body nobody will read, and Node closes its connection after the answer.
+ */
 function continueOnRead(
+  checks: BeforeBodyChecks,
   request: FastifyRequest,
   reply: FastifyReply,
   payload: RequestPayload,
-  done: (error: null, payload: RequestPayload) => void,
+  done: (error: Error | null, payload?: RequestPayload) => void,
 ) {
-  // A declared length over the limit is answered 413 without reading: no invitation to send it.
+  // A declared length over the limit is answered 413 without reading (after those checks, by the
+  // exception filter): no invitation to send it.
   if (
-    request.headers.expect !== undefined &&
-    !(Number(request.headers['content-length']) > BODY_LIMIT_BYTES)
+    request.headers.expect === undefined ||
+    Number(request.headers['content-length']) > BODY_LIMIT_BYTES
   ) {
-    reply.raw.writeContinue();
+    return done(null, payload);
   }
-  done(null, payload);
+  if (!checks.apply(request)) {
+    reply.raw.writeContinue();
+    return done(null, payload);
+  }
+  checks.assertPassed(request, reply).then(
+    () => {
+      reply.raw.writeContinue();
+      done(null, payload);
+    },
+    (refusal: Error) => done(refusal),
+  );
 }
 
 /** A route whose method carries a body Fastify reads (not GET or HEAD). */

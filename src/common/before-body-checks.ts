@@ -11,10 +11,14 @@ import { GUARD_BEFORE_BODY, RESOURCE_FIRST, type ResourceLookup } from './resour
  * resource (404, set by @ResourceBeforeBody()). Nest runs both in its
  * pipeline after the body is parsed; they are run here, ahead of it, where the body would
  * otherwise answer first: a body Fastify refused (the exception filter), and a large body about
- * to wait for room in the memory budget (bootstrap), which must not keep a bad token waiting.
+ * to wait for room in the memory budget (bootstrap), which must not keep a bad token waiting, and
+ * a body announced with Expect: 100-continue, which is invited only once they pass (bootstrap).
  */
 @Injectable()
 export class BeforeBodyChecks {
+  /** Requests whose checks passed (assertPassed()). */
+  private readonly passed = new WeakSet<FastifyRequest>();
+
   constructor(private readonly moduleRef: ModuleRef) {}
 
   /** Whether the request's route has anything to decide before its body. */
@@ -23,8 +27,12 @@ export class BeforeBodyChecks {
     return (config?.[GUARD_BEFORE_BODY]?.length ?? 0) > 0 || config?.[RESOURCE_FIRST] !== undefined;
   }
 
-  /** Resolves when the route's guard and resource lookup pass; rejects with their refusal. */
+  /**
+   * Resolves when the route's guard and resource lookup pass; rejects with their refusal. Run
+   * once a request: a body announced with Expect: 100-continue may be large or refused later.
+   */
   async assertPassed(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (this.passed.has(request)) return;
     const config = request.routeOptions.config;
     const guards = config?.[GUARD_BEFORE_BODY] ?? [];
     if (guards.length > 0) {
@@ -39,6 +47,7 @@ export class BeforeBodyChecks {
     }
     const lookup = config?.[RESOURCE_FIRST];
     if (lookup) await this.get(lookup).assertExists(request);
+    this.passed.add(request);
   }
 
   private get<T extends CanActivate | ResourceLookup>(type: Type<T>): T {

@@ -103,6 +103,37 @@ describe('fifth outside review', () => {
       expect(res.headers.connection).toBe('close');
     });
 
+    // The token, the scope and the customer are decided before the body (docs/contract.md §2):
+    // a refusal there is the answer, not an invitation to send a body nobody reads.
+    it.each([
+      ['a well-formed bearer header with a refused token: 401', 'Bearer abc.def.ghi', 'valid', 401],
+      ['a token without the scope: 403', 'read-only', 'valid', 403],
+      ['an unknown customer: 404', 'write', 'unknown', 404],
+    ] as const)('%s at once, no 100 Continue', async (_name, who, customer, status) => {
+      const authorization =
+        who === 'write'
+          ? write
+          : who === 'read-only'
+            ? await authHeader(t, ['customers:read'])
+            : who;
+      const id = customer === 'valid' ? customerId : 987654321;
+      const res = await rawRequest(
+        t,
+        head(`Authorization: ${authorization}\r\n`).replace(`/${customerId}/`, `/${id}/`),
+      );
+      // The first thing written is the final answer (a 100 would come first).
+      expect(res.head.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status,
+        body: {
+          401: errors.invalidToken,
+          403: errors.insufficientScope,
+          404: errors.customerNotFound,
+        }[status],
+      });
+      expect(res.headers.connection).toBe('close');
+    });
+
     /** Sends `head`, waits for its first answer, then sends `content`; all the server wrote. */
     async function continued(requestHead: string, content: string) {
       const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as { port: number };
