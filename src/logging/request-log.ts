@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { releaseWhenAnswered } from '../common/memory-budget.js';
 import { LoggedRequest } from '../config/logger.config.js';
@@ -38,29 +39,49 @@ export function logRequests(fastify: FastifyInstance, root: Logger) {
   });
   fastify.addHook('onSend', (request, reply, payload, done) => {
     releaseWhenAnswered(reply.raw, () => {
-      if (reply.raw.writableFinished) return;
+      if (reply.raw.writableFinished || answeredByHttpLayer.has(reply.raw)) return;
       write(log, () => requestForLog(request, words), reply.statusCode, reply.elapsedTime, true);
     });
     done(null, payload);
   });
 }
 
+/** Responses of requests under way that the HTTP layer answered itself (a body broken off). */
+const answeredByHttpLayer = new WeakSet<ServerResponse>();
+
 /**
  * The line of an answer the HTTP layer sent itself, where no onResponse hook runs (a malformed
- * URL; a request Node's parser refused, of which only the address is known).
+ * URL; a request Node's parser refused, of which only the address is known, or whose body broke
+ * off: that request's line, in place of the one it would have had).
  */
 export function logHttpLayerAnswer(
   fastify: FastifyInstance,
-  request: FastifyRequest | { id: string; remoteAddress?: string },
+  request: FastifyRequest | HttpLayerRequest,
   status: number,
 ) {
   const log = logs.get(fastify);
   if (!log) return;
+  if (!('raw' in request) && request.response) answeredByHttpLayer.add(request.response);
   const logged = () =>
     'raw' in request
       ? requestForLog(request, log.words)
-      : new LoggedRequest(request.id, undefined, undefined, request.remoteAddress);
+      : new LoggedRequest(
+          request.id,
+          request.method,
+          request.url === undefined ? undefined : urlForLog(request.url, log.words),
+          request.remoteAddress,
+        );
   write(log, logged, status);
+}
+
+/** What the HTTP layer knows of a request it answered. */
+interface HttpLayerRequest {
+  id: string;
+  remoteAddress?: string;
+  method?: string;
+  url?: string;
+  /** The response of a request under way, whose own line this is. */
+  response?: ServerResponse;
 }
 
 /** Writes the line; `req` is only built when the level is enabled (it costs a URL's decoding). */

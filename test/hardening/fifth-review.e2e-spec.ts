@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import request from 'supertest';
 import { createCustomer } from '../factories/customer.factory.js';
+import { attemptCompleted } from '../factories/webhook.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { rawRequest } from '../support/raw-http.js';
@@ -196,6 +197,42 @@ describe('fifth outside review', () => {
       expect(final).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
       expect(JSON.parse(final.slice(final.indexOf('\r\n\r\n') + 4))).toEqual(errors.routeNotFound);
     });
+  });
+
+  it('answers requests pipelined before a malformed one first, in order, then the 400', async () => {
+    // The 400 was written at once and the connection closed: a webhook stored for the first
+    // request went unacknowledged, and the answers queued before it were lost.
+    const sender = await authHeader(t, ['webhooks:write', 'webhooks:read']);
+    const delivery = JSON.stringify(attemptCompleted());
+    const res = await rawRequest(
+      t,
+      `POST /v2/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: ${sender}\r\nX-Request-Id: first\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${delivery.length}\r\n\r\n${delivery}` +
+        'GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: second\r\n\r\n' +
+        'GARBAGE\r\n\r\n',
+    );
+    expect(res.head.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(res.headers['x-request-id']).toBe('first');
+    // What follows the first answer: the second, then the 400, then the close.
+    const rest = res.body.slice(res.body.indexOf('HTTP/1.1 '));
+    const answers = rest.split(/(?=HTTP\/1\.1 )/).map((answer) => ({
+      status: answer.slice(0, answer.indexOf('\r\n')),
+      id: /\r\nx-request-id: ([^\r]+)/.exec(answer)?.[1],
+      body: answer.slice(answer.indexOf('\r\n\r\n') + 4),
+    }));
+    expect(answers).toEqual([
+      { status: 'HTTP/1.1 200 OK', id: 'second', body: '{"status":"ok"}' },
+      {
+        status: 'HTTP/1.1 400 Bad Request',
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        body: '{"message":"The request is malformed."}',
+      },
+    ]);
+    const stored = JSON.parse(res.body.slice(0, res.body.indexOf('HTTP/1.1 ')));
+    const read = await request(t.http)
+      .get(`/v2/webhooks/${stored.data.id}`)
+      .set('authorization', sender);
+    expect(read.status).toBe(200);
   });
 
   it('answers a client that shuts its sending side after the request (half-close), and keeps what it sent', async () => {

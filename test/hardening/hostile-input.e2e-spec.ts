@@ -233,6 +233,36 @@ describe('Hostile input (CONTRACT §2)', () => {
       expectContractError(res, 400, malformed);
     });
 
+    it("a head Node refuses (Content-Length beside Transfer-Encoding): 400 with the caller's X-Request-Id, in RFC 6749's shape at /oauth", async () => {
+      const head = (path: string, id: string) =>
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nTransfer-Encoding: chunked\r\n` +
+        'Content-Length: 1\r\nConnection: close\r\n\r\n0\r\n\r\n';
+      const api = await rawRequest(t, head('/v2/webhooks', 'refused-head-1'));
+      expect({
+        status: api.status,
+        body: JSON.parse(api.body),
+        id: api.headers['x-request-id'],
+      }).toEqual({
+        status: 400,
+        body: malformed,
+        id: 'refused-head-1',
+      });
+      const oauth = await rawRequest(t, head('/oauth/token', 'refused-head-2'));
+      expect({
+        status: oauth.status,
+        body: JSON.parse(oauth.body),
+        id: oauth.headers['x-request-id'],
+      }).toEqual({
+        status: 400,
+        body: { error: 'invalid_request', error_description: 'The request is malformed.' },
+        id: 'refused-head-2',
+      });
+      expect(oauth.headers['cache-control']).toBe('no-store');
+      // One that is not short and printable is not echoed, as anywhere.
+      const odd = await rawRequest(t, head('/v2/webhooks', 'has space'));
+      expectContractError(odd, 400, malformed);
+    });
+
     it('400 for an HTTP/1.1 request without Host (RFC 9112 §3.2); HTTP/1.0 needs none', async () => {
       for (const path of ['/health', '/v2/customers/1/company']) {
         const res = await rawRequest(t, `GET ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`);

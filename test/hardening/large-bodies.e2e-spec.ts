@@ -10,6 +10,7 @@ import { WebhookProcessor } from '../../src/webhooks/webhook-processor.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader, senderHeaders } from '../support/auth.js';
+import { rawRequest } from '../support/raw-http.js';
 import { errors, oauthErrors } from '../support/responses.js';
 import { until } from '../support/until.js';
 
@@ -304,6 +305,45 @@ describe('large request bodies and the memory budget', () => {
       socket.destroy();
     }
   });
+
+  it.each([
+    ["with the caller's X-Request-Id", 'cut-short-1'],
+    ['without one', undefined],
+  ])(
+    "answers a body its client cut short (a FIN before its declared length) 400 under the request's own id, in one log line (%s)",
+    async (_name, sent) => {
+      const from = logs.length;
+      const res = await rawRequest(
+        t,
+        `POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${write}\r\n` +
+          (sent ? `X-Request-Id: ${sent}\r\n` : '') +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"event":',
+        { halfClose: true },
+      );
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 400,
+        body: { message: 'The request is malformed.' },
+      });
+      const id = res.headers['x-request-id'];
+      if (sent) expect(id).toBe(sent);
+      // A request after it is logged after everything logged of it.
+      await request(t.http)
+        .get('/v2/webhooks')
+        .set('authorization', read)
+        .set('x-request-id', 'after-cut')
+        .expect(200);
+      await until(() => requestLinesSince(from).some((line) => line.req.id === 'after-cut'));
+      // (An earlier test's connection may close meanwhile: its lines are not this request's.)
+      const lines = requestLinesSince(from).filter((line) => line.req.id === id);
+      expect(lines.map(({ req, res, clientGone }) => ({ req, res, clientGone }))).toEqual([
+        {
+          req: { id, method: 'POST', url: '/v2/webhooks', remoteAddress: '127.0.0.1' },
+          res: { statusCode: 400 },
+          clientGone: undefined,
+        },
+      ]);
+    },
+  );
 
   /** Sends `bytes` as they are (supertest would serialize a Buffer as JSON). */
   function postBytes(

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { finished } from 'node:stream';
 import { logHttpLayerAnswer } from '../../logging/request-log.js';
 import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 
@@ -40,10 +41,15 @@ function answerFor(
 /** A caller's X-Request-Id that is echoed back: short, printable, no spaces. */
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
+/** Each request's id, for an answer the HTTP layer gives to a request under way. */
+const requestIds = new WeakMap<IncomingMessage, string>();
+
 /** The request's id: the caller's own X-Request-Id when it is a plausible one, else a new one. */
 export function requestIdOf(raw: IncomingMessage): string {
   const sent = raw.headers['x-request-id'];
-  return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+  const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+  requestIds.set(raw, id);
+  return id;
 }
 
 /** A scheme and authority leading a request target in absolute form (`http://host/path`). */
@@ -159,24 +165,87 @@ export function expectationFailed(fastify: FastifyInstance, headers: Record<stri
 type ParserError = Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown };
 
 /**
- * Fastify's `clientErrorHandler` (called on the Fastify instance): Node's parser refused the
- * request (no request object exists), so the answer is written to the socket, which is then
- * closed, and logged with its id and the caller's address only.
+ * Fastify's `clientErrorHandler` (called on the Fastify instance): Node's parser refused what
+ * the connection sent, so the answer is written to the socket, which is then closed, and logged.
+ * Mostly no request exists yet (a malformed head: only the caller's address is known); one whose
+ * body broke off (a FIN before its declared length) is under way, and the answer is its own: its
+ * id (the caller's X-Request-Id echoed), its error shape, its one log line. Requests read before
+ * the refused bytes (pipelined on the connection) are answered first, in order (RFC 9112 §9.3.2):
+ * a webhook stored for one of them is acknowledged, not lost behind a 400.
  */
 export function clientErrorHandler(this: FastifyInstance, error: ParserError, socket: Socket) {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (error.code === 'ECONNRESET' || socket.destroyed || refused.has(socket)) return;
+  // Node's parser, once failed, reports again for any byte that arrives after.
+  refused.add(socket);
   const status =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? overflowStatus(error)
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? 408
         : 400;
+  refuseAfterEarlierAnswers(this, socket, status, error);
+}
+
+/** Connections whose parser failed (clientErrorHandler()). */
+const refused = new WeakSet<Socket>();
+
+function refuseAfterEarlierAnswers(
+  fastify: FastifyInstance,
+  socket: Socket,
+  status: number,
+  error: ParserError,
+) {
+  if (socket.destroyed) return;
+  // The response Node has given the socket: the oldest request on it not yet answered. Node gives
+  // it the next one (if any) as it finishes.
+  const response = (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+  if (response?.req.complete && !response.writableFinished && !response.destroyed) {
+    // A request read whole before the refused bytes: its answer goes first. (One that never
+    // finishes is one whose client left: its socket is then destroyed.)
+    finished(response, () => refuseAfterEarlierAnswers(fastify, socket, status, error));
+    return;
+  }
   if (socket.writable) {
-    const id = randomUUID();
-    socket.write(rawAnswer(status, { message: HTTP_LAYER_MESSAGES[status] }, id));
-    logHttpLayerAnswer(this, { id, remoteAddress: socket.remoteAddress }, status);
+    // A response not yet begun whose request is not whole: that request is the one refused.
+    const underWay =
+      response !== undefined && !response.headersSent && !response.req.complete
+        ? response
+        : undefined;
+    const raw = underWay?.req;
+    const head = raw ? { id: requestIds.get(raw), url: raw.url } : refusedHead(error);
+    const id = head.id ?? randomUUID();
+    const url = head.url === undefined ? undefined : originForm(head.url);
+    const answer = answerFor(url ?? '/', status);
+    socket.write(rawAnswer(status, answer.body, id, answer.headers));
+    logHttpLayerAnswer(
+      fastify,
+      { id, remoteAddress: socket.remoteAddress, method: raw?.method, url, response: underWay },
+      status,
+    );
   }
   socket.destroy(error);
+}
+
+/**
+ * What can be read of a head Node's parser refused (Content-Length beside Transfer-Encoding, a
+ * header line it cannot read…), when the bytes it was parsing hold it, as they mostly do: its
+ * target (an OAuth endpoint answers in RFC 6749's shape) and the caller's X-Request-Id. A head
+ * over PARSER_HEAD_LIMIT_BYTES is refused before it is read: nothing.
+ */
+function refusedHead({ code, rawPacket, bytesParsed }: ParserError): { id?: string; url?: string } {
+  if (code === 'HPE_HEADER_OVERFLOW' || !Buffer.isBuffer(rawPacket)) return {};
+  if (typeof bytesParsed !== 'number') return {};
+  let head = rawPacket.toString('latin1', 0, bytesParsed);
+  // The refused request's own head, after those before it on the connection.
+  const before = head.lastIndexOf('\r\n\r\n', head.length - 5);
+  if (before !== -1) head = head.slice(before + 4);
+  const target = /^[A-Z]+ (\S+) HTTP\/1\.[01]\r\n/.exec(head)?.[1];
+  const sent = [...head.matchAll(/\r\nx-request-id:[ \t]*([^\r\n]*?)[ \t]*(?=\r\n)/gi)];
+  return {
+    url: target === undefined ? undefined : originForm(target),
+    // Sent twice, Node would join the two: no id of the caller's, as for any request.
+    id: sent.length === 1 && REQUEST_ID.test(sent[0][1]) ? sent[0][1] : undefined,
+  };
 }
 
 /**
