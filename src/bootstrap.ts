@@ -214,6 +214,9 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // can reach the client before the answer does. Closed gently instead: lingeringClose().
   fastify.server.on('connection', (socket: Socket) => {
     socket.destroySoon = lingeringClose;
+    // Read once here, the caller's address stays known to the socket once it has closed: the log
+    // line of a request whose client left first (clientGone) names it too.
+    void socket.remoteAddress;
   });
   // A CONNECT request: Node closes the connection without a word unless the server listens.
   fastify.server.on('connect', connectRefused(fastify, API_HEADERS));
