@@ -4,7 +4,7 @@ import { BeforeBodyChecks } from './common/before-body-checks.js';
 import type { Socket } from 'node:net';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { RawBodyRequest } from '@nestjs/common';
+import { NotFoundException, type RawBodyRequest } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
 import helmet from 'helmet';
 import { assertReadable, assertUtf8, formBody, jsonBody } from './common/parsers/body-parsers.js';
@@ -180,9 +180,15 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     // `/v2/customers/` matches `/v2/customers/:customer_id` with an empty id: that is no route
     // (docs/contract.md §2: 404 whatever the token), not a customer to authenticate for.
     if (hasEmptyParameter(request)) return void reply.callNotFound();
-    // An unknown route (no route of its own, so no continueOnRead) reads its body too before its
-    // 404: a client waiting for 100 Continue is told to send it rather than left to time out.
-    if (request.is404 && request.headers.expect !== undefined) reply.raw.writeContinue();
+    if (request.headers.expect !== undefined) {
+      // A request with no body that asks for 100 Continue (a GET, say): Node closes the connection
+      // after an answer sent without one, and drops the requests pipelined behind it. There is
+      // nothing to invite, so the 100 costs nothing.
+      if (!announcesBody(request)) reply.raw.writeContinue();
+      // An unknown route is 404 whatever its body (CONTRACT §2), which Fastify would read first:
+      // a client waiting for 100 Continue is answered at once instead, its body never invited.
+      else if (request.is404) return done(new NotFoundException());
+    }
     if (!closing) return done();
     refuseInHook(reply, 503, { 'retry-after': '1' });
   });
@@ -463,6 +469,8 @@ function continueOnRead(
   // exception filter): no invitation to send it.
   if (
     request.headers.expect === undefined ||
+    // Told already (the onRequest hook): nothing to read.
+    !announcesBody(request) ||
     Number(request.headers['content-length']) > BODY_LIMIT_BYTES
   ) {
     return done(null, payload);
@@ -478,6 +486,12 @@ function continueOnRead(
     },
     (refusal: Error) => done(refusal),
   );
+}
+
+/** Whether the request says a body follows (a length above 0, or chunks). */
+function announcesBody(request: FastifyRequest): boolean {
+  const { headers } = request;
+  return headers['transfer-encoding'] !== undefined || Number(headers['content-length']) > 0;
 }
 
 /** A route whose method carries a body Fastify reads (not GET or HEAD). */

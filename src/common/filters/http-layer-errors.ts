@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { finished } from 'node:stream';
 import { logHttpLayerAnswer } from '../../logging/request-log.js';
 import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
 
@@ -197,12 +196,12 @@ function refuseAfterEarlierAnswers(
 ) {
   if (socket.destroyed) return;
   // The response Node has given the socket: the oldest request on it not yet answered. Node gives
-  // it the next one (if any) as it finishes.
+  // the socket to the next one (if any) once that one has finished, before its 'close'.
   const response = (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
-  if (response?.req.complete && !response.writableFinished && !response.destroyed) {
-    // A request read whole before the refused bytes: its answer goes first. (One that never
-    // finishes is one whose client left: its socket is then destroyed.)
-    finished(response, () => refuseAfterEarlierAnswers(fastify, socket, status, error));
+  if (response?.req.complete && !response.closed) {
+    // A request read whole before the refused bytes: its answer goes first, and those queued
+    // behind it. (One whose client leaves closes too.)
+    response.once('close', () => refuseAfterEarlierAnswers(fastify, socket, status, error));
     return;
   }
   if (socket.writable) {
