@@ -42,6 +42,9 @@ export const clientsCreateCommand: CliCommand = {
       );
     }
     const scopes = list(text(values, 'scopes'), /[\s,]+/);
+    if (scopes.length === 0) {
+      throw new CliUsageError(`--scopes must name at least one of: ${SCOPES.join(' ')}.`);
+    }
     const unknownScopes = scopes.filter((s) => !isScope(s));
     if (unknownScopes.length) {
       throw new CliUsageError(
@@ -97,7 +100,7 @@ export const usersCreateCommand: CliCommand = {
       throw new CliUsageError('--username must be at most 255 printable characters.');
     }
     const password = text(values, 'password');
-    if (password.length < MIN_PASSWORD_LENGTH) {
+    if ([...password].length < MIN_PASSWORD_LENGTH) {
       throw new CliUsageError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters.`);
     }
     return app!.get(UsersService).create(username, password);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { Database } from '../database/index.js';
+import { Database, insertUnlessConflict } from '../database/index.js';
 import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
 
 /** Every query of `oauth_signing_keys`. */
@@ -29,13 +29,19 @@ export class SigningKeysRepository {
   }
 
   /** Makes `key` the signing key in one transaction; resolves to the previous one's kid. */
-  replaceSigningKey(key: SigningKey): Promise<string | null> {
-    return this.db.transaction(async (manager) => {
-      const current = await manager.findOneBy(SigningKey, { slot: SIGNING_SLOT });
-      if (current) await manager.update(SigningKey, { kid: current.kid }, { slot: null });
-      await manager.insert(SigningKey, key);
-      return current?.kid ?? null;
-    });
+  async replaceSigningKey(key: SigningKey): Promise<string | null> {
+    // Another rotation may commit its key between this one's read and its insert (PostgreSQL
+    // runs both at once): the slot is then taken, and this one goes again, replacing that key.
+    for (let attempt = 1; ; attempt++) {
+      const { inserted, previous } = await this.db.transaction(async (manager) => {
+        const current = await manager.findOneBy(SigningKey, { slot: SIGNING_SLOT });
+        if (current) await manager.update(SigningKey, { kid: current.kid }, { slot: null });
+        const inserted = await insertUnlessConflict(manager, SigningKey, key);
+        return { inserted, previous: current?.kid ?? null };
+      });
+      if (inserted) return previous;
+      if (attempt === 5) throw new Error('Other key rotations kept taking the signing slot.');
+    }
   }
 
   /** A retired key never holds the signing slot. */

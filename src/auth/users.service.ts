@@ -23,7 +23,9 @@ export const MIN_PASSWORD_LENGTH = 8;
 
 /** 1–255 characters (the column), no control characters (a NUL byte fails a PostgreSQL query). */
 export function isPlausibleUsername(username: string): boolean {
-  if (username.length < 1 || username.length > 255) return false;
+  // At most 255 characters, counted as characters (a character may take two UTF-16 units).
+  if (username.length < 1 || username.length > 510) return false;
+  if (username.length > 255 && [...username].length > 255) return false;
   for (let i = 0; i < username.length; i++) {
     const code = username.charCodeAt(i);
     if (code < 0x20 || code === 0x7f) return false;

@@ -128,8 +128,30 @@ describe('auth CLI commands', () => {
     expect(result.code).toBe(0);
   });
 
+  it('users:create counts a username in characters (255 emoji are a username, 256 are not)', async () => {
+    const made = await cli(
+      'users:create',
+      '--username',
+      '🙂'.repeat(255),
+      '--password',
+      'pw-12345',
+    );
+    expect(made.code).toBe(0);
+    const refused = await cli(
+      'users:create',
+      '--username',
+      '🙂'.repeat(256),
+      '--password',
+      'x'.repeat(8),
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--username must be at most 255 printable characters/);
+  });
+
   it.each([
     [['clients:create', '--scopes', 'customers:read'], /--name is required/],
+    // Separators only: a client that could never be given a token.
+    [['clients:create', '--name', 'x', '--scopes', ' , '], /--scopes must name at least one of/],
     [['tokens:revoke'], /--token is required/],
     [['users:create', '--username', 'u', '--password', '        '], /--password must not be blank/],
     [
