@@ -9,7 +9,13 @@ import { loadEnvFile, validateEnvironment } from './config/environment.js';
 process.env.LOG_DESTINATION = 'stderr';
 process.env.LOG_LEVEL ??= 'warn';
 // Same configuration as the server: a CLI writing to another database than the server is a trap.
-loadEnvFile();
+try {
+  loadEnvFile();
+} catch (error) {
+  // An unreadable line: one line, as a bad variable is (validateEnvironment()).
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+}
 
 const HELP = new Set(['--help', '-h']);
 

@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import {
   IsIn,
   IsInt,
@@ -223,7 +223,36 @@ export function defaultIssuer({ HOST, PORT }: Pick<Environment, 'HOST' | 'PORT'>
  * tests never call it, so a developer's `.env` cannot leak into them.
  */
 export function loadEnvFile(path = '.env'): void {
-  if (existsSync(path)) process.loadEnvFile(path);
+  if (!existsSync(path)) return;
+  const unreadable = firstUnreadableLine(readFileSync(path, 'utf8'));
+  if (unreadable !== undefined) {
+    throw new InvalidEnvironmentError(
+      `${path} line ${unreadable} is not NAME=value (a comment starts with #); nothing was read from ${path}.`,
+    );
+  }
+  process.loadEnvFile(path);
+}
+
+/**
+ * The number of the first line of a `.env` text that is neither blank, a comment nor
+ * `NAME=value` (a quoted value may go on over lines). Node's parser takes such a line as the
+ * start of a name that ends at the next `=`, and so drops the setting on the line after it.
+ */
+function firstUnreadableLine(text: string): number | undefined {
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const assignment = /^(?:export\s+)?[^\s=#]+\s*=\s*(["'`]?)/.exec(line);
+    if (!assignment) return i + 1;
+    const quote = assignment[1];
+    // A quoted value not closed on its line goes on to the line that closes it.
+    if (quote && !line.slice(assignment[0].length).includes(quote)) {
+      while (i + 1 < lines.length && !lines[i + 1].includes(quote)) i++;
+      i++;
+    }
+  }
+  return undefined;
 }
 
 /** Validates raw variables (process.env) into a typed Environment, or throws one readable line. */

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as oidc from 'openid-client';
@@ -22,6 +22,29 @@ describe('configuration as a new user meets it', () => {
     (await (await fetch(`${server.baseUrl}/.well-known/oauth-authorization-server`)).json()) as {
       issuer: string;
     };
+
+  it('a .env line that is not NAME=value stops the server and the CLI with one line naming it', async () => {
+    // Node's parser took the line as the start of a name running to the next `=`: the setting on
+    // the line after it was dropped, and the server started on the default database.
+    writeFileSync(
+      join(dir, '.env'),
+      `# a comment\nBOGUS LINE\nDATABASE_URL=sqlite:${join(dir, 'named.sqlite')}\n`,
+    );
+    const unset = { DATABASE_URL: undefined };
+    const line =
+      '.env line 2 is not NAME=value (a comment starts with #); nothing was read from .env.\n';
+    const cli = await runNode('dist/src/cli.js', ['keys:list'], unset, 30000, dir);
+    expect({ code: cli.code, stdout: cli.stdout, stderr: cli.stderr }).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: line,
+    });
+    const server = await runNode('dist/src/main.js', [], unset, 30000, dir);
+    expect({ code: server.code, stderr: server.stderr }).toEqual({ code: 1, stderr: line });
+    // Nothing was made: no database anywhere.
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+    expect(existsSync(join(dir, 'named.sqlite'))).toBe(false);
+  });
 
   it('the server and the CLI both read .env in their working directory; the real environment wins', async () => {
     const database = `sqlite:${join(dir, 'from-dotenv.sqlite')}`;
