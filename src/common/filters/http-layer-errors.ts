@@ -40,15 +40,14 @@ function answerFor(
 /** A caller's X-Request-Id that is echoed back: short, printable, no spaces. */
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
-/** Each request's id, for an answer the HTTP layer gives to a request under way. */
-const requestIds = new WeakMap<IncomingMessage, string>();
-
 /** The request's id: the caller's own X-Request-Id when it is a plausible one, else a new one. */
 export function requestIdOf(raw: IncomingMessage): string {
-  const sent = raw.headers['x-request-id'];
-  const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
-  requestIds.set(raw, id);
-  return id;
+  return callersId(raw.headers['x-request-id']) ?? randomUUID();
+}
+
+/** The caller's X-Request-Id value, when it is one to echo (Node joins a repeated one: not). */
+function callersId(sent: string | string[] | undefined): string | undefined {
+  return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : undefined;
 }
 
 /** A scheme and authority leading a request target in absolute form (`http://host/path`). */
@@ -211,9 +210,10 @@ function refuseAfterEarlierAnswers(
         ? response
         : undefined;
     const raw = underWay?.req;
-    const head = raw ? { id: requestIds.get(raw), url: raw.url } : refusedHead(error);
+    // The request under way has no answer or log line of its own: this is both, under its id.
+    const head = raw ? { id: requestIdOf(raw), target: raw.url } : refusedHead(error);
     const id = head.id ?? randomUUID();
-    const url = head.url === undefined ? undefined : originForm(head.url);
+    const url = head.target === undefined ? undefined : originForm(head.target);
     const answer = answerFor(url ?? '/', status);
     socket.write(rawAnswer(status, answer.body, id, answer.headers));
     logHttpLayerAnswer(
@@ -231,19 +231,20 @@ function refuseAfterEarlierAnswers(
  * target (an OAuth endpoint answers in RFC 6749's shape) and the caller's X-Request-Id. A head
  * over PARSER_HEAD_LIMIT_BYTES is refused before it is read: nothing.
  */
-function refusedHead({ code, rawPacket, bytesParsed }: ParserError): { id?: string; url?: string } {
+function refusedHead({ code, rawPacket, bytesParsed }: ParserError): {
+  id?: string;
+  target?: string;
+} {
   if (code === 'HPE_HEADER_OVERFLOW' || !Buffer.isBuffer(rawPacket)) return {};
   if (typeof bytesParsed !== 'number') return {};
   let head = rawPacket.toString('latin1', 0, bytesParsed);
   // The refused request's own head, after those before it on the connection.
   const before = head.lastIndexOf('\r\n\r\n', head.length - 5);
   if (before !== -1) head = head.slice(before + 4);
-  const target = /^[A-Z]+ (\S+) HTTP\/1\.[01]\r\n/.exec(head)?.[1];
   const sent = [...head.matchAll(/\r\nx-request-id:[ \t]*([^\r\n]*?)[ \t]*(?=\r\n)/gi)];
   return {
-    url: target === undefined ? undefined : originForm(target),
-    // Sent twice, Node would join the two: no id of the caller's, as for any request.
-    id: sent.length === 1 && REQUEST_ID.test(sent[0][1]) ? sent[0][1] : undefined,
+    target: /^[A-Z]+ (\S+) HTTP\/1\.[01]\r\n/.exec(head)?.[1],
+    id: callersId(sent.length === 1 ? sent[0][1] : sent.map((match) => match[1])),
   };
 }
 
