@@ -2,14 +2,13 @@ import { jest } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import request from 'supertest';
 import { processMemory as memory } from '../../src/common/memory-budget.js';
-import { useLogStream } from '../../src/config/logger.config.js';
 import { WebhookProcessor } from '../../src/webhooks/webhook-processor.js';
 import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader, senderHeaders } from '../support/auth.js';
+import { capturedLogs } from '../support/log-audit.js';
 import { rawRequest } from '../support/raw-http.js';
 import { errors, oauthErrors } from '../support/responses.js';
 import { until } from '../support/until.js';
@@ -26,16 +25,7 @@ describe('large request bodies and the memory budget', () => {
   let write: string;
   let read: string;
   let port: number;
-  let logs = '';
   beforeAll(async () => {
-    useLogStream(
-      new Writable({
-        write(chunk, _encoding, done) {
-          logs += String(chunk);
-          done();
-        },
-      }),
-    );
     t = await startTestApp({ env: { LOG_LEVEL: 'info' } });
     ({ write, read } = await senderHeaders(t));
     if (!t.http.listening) await new Promise<void>((done) => t.http.listen(0, '127.0.0.1', done));
@@ -43,12 +33,11 @@ describe('large request bodies and the memory budget', () => {
   });
   afterAll(async () => {
     await t.close();
-    useLogStream(undefined);
   });
 
-  /** The request lines logged since `from` (an offset in `logs`). */
+  /** The request lines logged since `from` (an offset in capturedLogs()). */
   const requestLinesSince = (from: number) =>
-    logs
+    capturedLogs()
       .slice(from)
       .split('\n')
       .filter((line) => line.includes('"msg":"request completed"'))
@@ -187,7 +176,7 @@ describe('large request bodies and the memory budget', () => {
     // A page of large payloads that the client never reads stays queued on its connection, and
     // so does the answer to the large delivery pipelined behind it; the delivery's room does not.
     for (let i = 0; i < 24; i++) await send(large()).expect(200);
-    const from = logs.length;
+    const from = capturedLogs().length;
     let newest: request.Response | undefined;
     const acquire = jest.spyOn(memory, 'acquire');
     const body = JSON.stringify(large());
@@ -239,7 +228,7 @@ describe('large request bodies and the memory budget', () => {
   }, 30_000);
 
   it('drops at once, unparsed, a body whose client left while it waited for room: not handled, no room kept', async () => {
-    const from = logs.length;
+    const from = capturedLogs().length;
     const receive = jest.spyOn(t.app.get(WebhookProcessor), 'receive');
     const acquire = jest.spyOn(memory, 'acquire');
     const hold = await memory.acquire(memory.limit);
@@ -261,7 +250,7 @@ describe('large request bodies and the memory budget', () => {
       socket.resetAndDestroy();
       await until(() => serverSide.destroyed);
       // Its wait stops at once, though the budget is still full: answered (to no one) and logged.
-      await until(() => logs.slice(from).includes('"clientGone":true'));
+      await until(() => capturedLogs().slice(from).includes('"clientGone":true'));
       // A body from a client that stays waits behind it, and is granted room after it.
       stays = send(large()).then((res) => res);
       await until(() => acquire.mock.calls.length === 3);
@@ -314,7 +303,7 @@ describe('large request bodies and the memory budget', () => {
   ])(
     "answers a body its client cut short (a FIN before its declared length) 400 under the request's own id, in one log line (%s)",
     async (_name, sent) => {
-      const from = logs.length;
+      const from = capturedLogs().length;
       const res = await rawRequest(
         t,
         `POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${write}\r\n` +

@@ -5,7 +5,8 @@ import { useLogStream } from '../../src/config/logger.config.js';
 /**
  * Every e2e file's in-process logs are captured (at debug level unless TEST_LOG_LEVEL says
  * otherwise) and must hold no credential: no JWT, no bearer token, no unredacted secret field.
- * Files that capture logs themselves (test/auth/logs.e2e-spec.ts) replace the stream meanwhile.
+ * Files that read their own lines take them from capturedLogs(); one that captures logs itself
+ * (test/auth/logs.e2e-spec.ts, at trace level) replaces the stream meanwhile.
  */
 const CREDENTIALS: [string, RegExp][] = [
   ['a JWT', /eyJ[\w-]{5,}\.eyJ[\w-]{5,}\.[\w-]{10,}/],
@@ -17,6 +18,11 @@ const CREDENTIALS: [string, RegExp][] = [
 ];
 
 let captured = '';
+
+/** Everything this file's in-process apps have logged so far, for tests that read their lines. */
+export function capturedLogs(): string {
+  return captured;
+}
 
 beforeAll(() => {
   if (!process.env.TEST_LOG_LEVEL) process.env.LOG_LEVEL = 'debug';
