@@ -400,7 +400,8 @@ function parseWithRoom(
   // A client that leaves while its body waits stops the wait: its body is dropped at once.
   const left = new AbortController();
   releaseWhenAnswered(reply.raw, () => left.abort(clientGone()));
-  (checks.apply(request) ? checks.assertPassed(request, reply) : Promise.resolve())
+  checks
+    .assertPassed(request, reply)
     .then(() => processMemory.acquire(bytes, left.signal))
     .then(
       (release) => {
@@ -473,10 +474,6 @@ function continueOnRead(
     !announcesBody(request) ||
     Number(request.headers['content-length']) > BODY_LIMIT_BYTES
   ) {
-    return done(null, payload);
-  }
-  if (!checks.apply(request)) {
-    reply.raw.writeContinue();
     return done(null, payload);
   }
   checks.assertPassed(request, reply).then(

@@ -28,11 +28,12 @@ export class BeforeBodyChecks {
   }
 
   /**
-   * Resolves when the route's guard and resource lookup pass; rejects with their refusal. Run
-   * once a request: a body announced with Expect: 100-continue may be large or refused later.
+   * Resolves when the route's guard and resource lookup pass (at once where it has none);
+   * rejects with their refusal. Run once a request: a body announced with Expect: 100-continue
+   * may be large or refused later.
    */
   async assertPassed(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (this.passed.has(request)) return;
+    if (this.passed.has(request) || !this.apply(request)) return;
     const config = request.routeOptions.config;
     const guards = config?.[GUARD_BEFORE_BODY] ?? [];
     if (guards.length > 0) {
