@@ -31,7 +31,7 @@ export function ApiPaginatedResponse(model: Type<unknown>) {
     ApiQuery({
       name: 'result_mode[attributes][page]',
       required: false,
-      schema: { type: 'integer', minimum: 1, default: 1 },
+      schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 },
     }),
     ApiQuery({
       name: 'result_mode[attributes][limit]',

@@ -48,7 +48,13 @@ const PAGE_TOO_LARGE = `The page must be at most ${Number.MAX_SAFE_INTEGER}.`;
 const LIMIT_MESSAGE = `The limit must be between 1 and ${MAX_PAGE_SIZE}.`;
 
 export class PageAttributesDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1, description: '1-indexed page.' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    default: 1,
+    description: '1-indexed page.',
+  })
   @IsOptional()
   @QueryInteger(1, Number.MAX_SAFE_INTEGER, PAGE_MESSAGE, PAGE_TOO_LARGE)
   page?: number;

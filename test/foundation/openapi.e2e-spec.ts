@@ -1,5 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import request from 'supertest';
+import { SCOPES, type Scope } from '../../src/auth/scopes.js';
+import { basicAuth, createClient } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 
 describe('OpenAPI document', () => {
@@ -105,6 +107,57 @@ describe('OpenAPI document', () => {
         { $ref: '#/components/schemas/ErrorDto' },
       ]);
     }
+  });
+
+  it('describes the bearer tokens as OAuth 2.0 too: a generic client fetches one at the token URL with the scopes a route lists', async () => {
+    const res = await request(t.http).get('/docs/openapi.json').expect(200);
+    const flows = res.body.components.securitySchemes.oauth2.flows;
+    expect(Object.keys(flows).sort()).toEqual(['clientCredentials', 'password']);
+    for (const flow of Object.values(flows) as { tokenUrl: string; scopes: object }[]) {
+      expect(flow.tokenUrl).toBe('/oauth/token');
+      expect(Object.keys(flow.scopes).sort()).toEqual([...SCOPES].sort());
+    }
+    type Operation = { security?: Record<string, string[]>[]; parameters?: { in: string }[] };
+    const paths = res.body.paths as Record<string, Record<string, Operation>>;
+    let tried = 0;
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (!path.startsWith('/v2/')) continue;
+        // Every /v2 route: any bearer token, or OAuth 2.0 with at least one scope.
+        const oauth2 = operation.security?.find((entry) => 'oauth2' in entry)?.oauth2;
+        expect([path, operation.security?.some((entry) => 'bearer' in entry)]).toEqual([
+          path,
+          true,
+        ]);
+        expect([path, (oauth2 ?? []).length > 0]).toEqual([path, true]);
+        if (method !== 'get' || operation.parameters?.some((p) => p.in === 'path')) continue;
+        // What the document lists is what the route asks: a token of exactly those scopes,
+        // fetched as a generic client would (client_secret_basic at the tokenUrl), is let in;
+        // one of every other scope is 403.
+        const scopes = oauth2 as Scope[];
+        const fetchToken = async (granted: Scope[]) => {
+          const client = await createClient(t, { scopes: granted, grants: ['client_credentials'] });
+          const token = await request(t.http)
+            .post(flows.clientCredentials.tokenUrl)
+            .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+            .type('form')
+            .send({ grant_type: 'client_credentials', scope: granted.join(' ') })
+            .expect(200);
+          return `Bearer ${token.body.access_token}`;
+        };
+        const allowed = await request(t.http)
+          .get(path)
+          .set('Authorization', await fetchToken(scopes));
+        expect([path, allowed.status]).toEqual([path, 200]);
+        const others = SCOPES.filter((scope) => !scopes.includes(scope));
+        const refused = await request(t.http)
+          .get(path)
+          .set('Authorization', await fetchToken(others));
+        expect([path, refused.status]).toEqual([path, 403]);
+        tried++;
+      }
+    }
+    expect(tried).toBeGreaterThanOrEqual(3);
   });
 
   it('serves Swagger UI at /docs', async () => {

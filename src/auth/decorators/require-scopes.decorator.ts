@@ -1,5 +1,10 @@
 import { applyDecorators, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiForbiddenResponse,
+  ApiOAuth2,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { ErrorDto } from '../../common/openapi/error.dto.js';
 import { guardBeforeBody } from '../../common/resource-first.js';
 import { withRouteConfig } from '../../common/route-metadata.js';
@@ -17,7 +22,9 @@ export function RequireScopes(...scopes: Scope[]) {
     withRouteConfig({ [BEARER_SCOPES]: scopes }),
     guardBeforeBody(BearerAuthGuard, 'first'),
     UseGuards(BearerAuthGuard),
+    // Either scheme: any bearer token, or (for tools that fetch one) OAuth 2.0 with these scopes.
     ApiBearerAuth('bearer'),
+    ApiOAuth2(scopes, 'oauth2'),
     ApiUnauthorizedResponse({
       type: ErrorDto,
       description: 'Missing, invalid, expired or revoked token.',

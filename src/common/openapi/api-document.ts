@@ -9,6 +9,7 @@ import {
   SwaggerModule,
 } from '@nestjs/swagger';
 import { OAuthErrorDto } from '../../auth/dto/oauth-error.dto.js';
+import { SCOPE_DESCRIPTIONS } from '../../auth/scopes.js';
 import { ErrorDto } from './error.dto.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
@@ -100,6 +101,18 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
       // §1): relative to the document, the server is right whatever the host, port or proxy.
       .addServer('/', 'This service: the host that serves this document')
       .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+      // The same tokens described as OAuth 2.0, so that a generic client (Swagger UI's Authorize,
+      // a generated SDK) can fetch one and knows which scopes a route needs.
+      .addOAuth2(
+        {
+          type: 'oauth2',
+          flows: {
+            clientCredentials: { tokenUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
+            password: { tokenUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
+          },
+        },
+        'oauth2',
+      )
       // OAuth client authentication (client_secret_basic) at the /oauth endpoints.
       .addBasicAuth({ type: 'http', scheme: 'basic' }, 'client_basic')
       .build(),
