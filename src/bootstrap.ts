@@ -8,7 +8,7 @@ import { NotFoundException, type RawBodyRequest } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
 import helmet from 'helmet';
 import { assertReadable, assertUtf8, formBody, jsonBody } from './common/parsers/body-parsers.js';
-import { OAUTH_ROUTE } from './common/oauth-routes.js';
+import { OAUTH_BODY_LIMIT_BYTES, OAUTH_ROUTE } from './common/oauth-routes.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
 import {
@@ -207,6 +207,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   fastify.addHook('onRoute', (route) => {
     if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
     else if (readsBody(route.method)) {
+      if (OAUTH_ROUTE.test(route.url)) route.bodyLimit = OAUTH_BODY_LIMIT_BYTES;
       addRouteHook(route, 'preParsing', beforeBody(checks));
       addRouteHook(route, 'onSend', bodyAnswered);
     }
@@ -472,7 +473,7 @@ function continueOnRead(
     request.headers.expect === undefined ||
     // Told already (the onRequest hook): nothing to read.
     !announcesBody(request) ||
-    Number(request.headers['content-length']) > BODY_LIMIT_BYTES
+    Number(request.headers['content-length']) > (request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES)
   ) {
     return done(null, payload);
   }

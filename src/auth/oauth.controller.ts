@@ -50,7 +50,7 @@ const CLIENT_AUTH: { security: Record<string, string[]>[] } = {
 @ApiTooManyRequestsResponse({ type: TooManyRequestsDto, description: 'Throttled.' })
 @ApiPayloadTooLargeResponse({
   type: OAuthErrorDto,
-  description: 'invalid_request: body over 1 MiB.',
+  description: 'invalid_request: body over 16 KiB.',
 })
 export class OAuthController {
   constructor(

@@ -315,8 +315,18 @@ describe('POST /oauth/token', () => {
     });
   });
 
-  describe('a body over 1 MiB: 413, in the RFC 6749 shape', () => {
-    const padding = 'x'.repeat(1024 * 1024);
+  describe('a body over 16 KiB: 413, in the RFC 6749 shape', () => {
+    const padding = 'x'.repeat(16 * 1024);
+
+    it('up to 16 KiB is read', async () => {
+      const start = 'grant_type=client_credentials&scope=customers%3Aread&pad=';
+      const res = await request(t.http)
+        .post('/oauth/token')
+        .set('authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send(`${start}${'x'.repeat(16 * 1024 - start.length)}`);
+      expect(res.status).toBe(200);
+    });
 
     it('as a form', async () => {
       const res = await request(t.http)

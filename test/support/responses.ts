@@ -59,7 +59,7 @@ export const oauthErrors = {
     'invalid_request',
     'The request body contains a forbidden "__proto__" or "constructor.prototype" key.',
   ),
-  tooLarge: oauth('invalid_request', 'The request body is larger than 1 MiB.'),
+  tooLarge: oauth('invalid_request', 'The request body is larger than 16 KiB.'),
   /** Every 503 there: a database away, password hashing saturated, the service stopping. */
   unavailable: oauth('temporarily_unavailable', 'The service is temporarily unavailable.'),
   invalidClient: oauth('invalid_client', 'Client authentication failed.'),

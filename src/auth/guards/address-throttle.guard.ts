@@ -32,8 +32,7 @@ export class AddressThrottleGuard implements CanActivate {
 
 /**
  * Counts every request to the route against its address: before its body is read when the body
- * is refused (over 1 MiB, malformed) or large enough to wait for memory, so that neither escapes
- * the count nor keeps a throttled address waiting.
+ * is refused (over 16 KiB, malformed), so that it does not escape the count.
  */
 export const ThrottledByAddress = () =>
   applyDecorators(guardBeforeBody(AddressThrottleGuard, 'first'), UseGuards(AddressThrottleGuard));
