@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 
 import helmet from 'helmet';
 import { assertReadable, assertUtf8, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { OAUTH_BODY_LIMIT_BYTES, OAUTH_ROUTE } from './common/oauth-routes.js';
+import { onePerTurn } from './common/parsers/one-per-turn.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
 import {
@@ -405,18 +406,20 @@ function parseWithRoom(
     .assertPassed(request, reply)
     .then(() => processMemory.acquire(bytes, left.signal))
     .then(
-      (release) => {
-        // Its client went away as room was granted (its close not yet seen): nobody to answer,
-        // so nothing to parse or handle.
-        if (request.raw.socket.destroyed) {
-          release();
-          return done(clientGone(), undefined);
-        }
-        // Held until the answer is made (bodyAnswered()), a refusal of the body included, though
-        // the client leaves meanwhile: the handler holds the body until then.
-        heldRoom.set(request, release);
-        parseInto(parse, done);
-      },
+      (release) =>
+        // Parsed in turn, one large body per turn of the event loop (onePerTurn()).
+        onePerTurn(() => {
+          // Its client went away as room was granted or while it waited its turn (its close
+          // not yet seen): nobody to answer, so nothing to parse or handle.
+          if (request.raw.socket.destroyed) {
+            release();
+            return done(clientGone(), undefined);
+          }
+          // Held until the answer is made (bodyAnswered()), a refusal of the body included,
+          // though the client leaves meanwhile: the handler holds the body until then.
+          heldRoom.set(request, release);
+          parseInto(parse, done);
+        }),
       (refusal: Error) => done(refusal, undefined),
     );
 }
