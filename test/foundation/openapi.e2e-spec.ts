@@ -2,6 +2,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import request from 'supertest';
 import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { basicAuth, createClient } from '../factories/client.factory.js';
+import { createCustomer } from '../factories/customer.factory.js';
+import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
 
 describe('OpenAPI document', () => {
@@ -158,6 +160,75 @@ describe('OpenAPI document', () => {
       }
     }
     expect(tried).toBeGreaterThanOrEqual(3);
+  });
+
+  it('says every /v2 body refuses unknown fields (additionalProperties: false), as the routes do', async () => {
+    const res = await request(t.http).get('/docs/openapi.json').expect(200);
+    type Schema = {
+      $ref?: string;
+      oneOf?: Schema[];
+      additionalProperties?: unknown;
+      properties?: Record<string, Schema>;
+    };
+    const resolve = (schema: Schema): Schema =>
+      schema.$ref
+        ? res.body.components.schemas[schema.$ref.replace('#/components/schemas/', '')]
+        : schema;
+    const paths = res.body.paths as Record<
+      string,
+      Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>
+    >;
+    const closed: string[] = [];
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const schema = operation.requestBody?.content['application/json']?.schema;
+        if (!path.startsWith('/v2/') || !schema) continue;
+        const top = resolve(schema);
+        for (const each of (top.oneOf ?? [top]).map(resolve)) {
+          expect([path, each.additionalProperties]).toEqual([path, false]);
+        }
+        closed.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(closed.sort()).toEqual([
+      'POST /v2/customers',
+      'POST /v2/webhooks',
+      'PUT /v2/customers/{customer_id}/company',
+    ]);
+    // A webhook's payload keeps fields its event does not name (docs/contract.md §6).
+    const webhook = resolve(
+      paths['/v2/webhooks'].post.requestBody!.content['application/json'].schema,
+    );
+    const payload = resolve((webhook.oneOf?.[0] ?? webhook).properties!.payload);
+    expect(payload.additionalProperties).not.toBe(false);
+
+    // And the routes refuse such a field: 422 naming it.
+    const customer = await createCustomer(t, { name: 'A', type: 'plc' });
+    const write = await authHeader(t, ['customers:write', 'webhooks:write']);
+    const refused = await Promise.all([
+      request(t.http)
+        .post('/v2/customers')
+        .set('Authorization', write)
+        .send({ company: { name: 'B', type: 'plc' }, unexpected: 1 }),
+      request(t.http)
+        .put(`/v2/customers/${customer.id}/company`)
+        .set('Authorization', write)
+        .send({ name: 'C', unexpected: 1 }),
+      request(t.http)
+        .post('/v2/webhooks')
+        .set('Authorization', write)
+        .send({
+          event: 'learning.attempt.completed',
+          payload: { user_id: 1, module_id: 2, attempt_id: 3 },
+          unexpected: 1,
+        }),
+    ]);
+    for (const answer of refused) {
+      expect({ status: answer.status, errors: answer.body.errors }).toEqual({
+        status: 422,
+        errors: { unexpected: ['The unexpected field is not allowed.'] },
+      });
+    }
   });
 
   it('serves Swagger UI at /docs', async () => {

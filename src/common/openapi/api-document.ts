@@ -5,7 +5,10 @@ import {
   type HeaderObject,
   type OpenAPIObject,
   type OperationObject,
+  type ReferenceObject,
+  type RequestBodyObject,
   type ResponseObject,
+  type SchemaObject,
   SwaggerModule,
 } from '@nestjs/swagger';
 import { OAuthErrorDto } from '../../auth/dto/oauth-error.dto.js';
@@ -122,6 +125,7 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
     for (const method of METHODS) {
       const operation = item[method];
       if (!operation) continue;
+      if (path.startsWith('/v2/')) closeBody(document, operation);
       operation.responses = { ...sharedResponses(path, operation), ...operation.responses };
       for (const [status, response] of Object.entries(operation.responses)) {
         const headers = responseHeaders(path, status);
@@ -133,6 +137,30 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
     }
   }
   return document;
+}
+
+/**
+ * A `/v2` body names every field it takes: the global ValidationPipe refuses any other with 422
+ * (docs/contract.md §2), so its top-level schema (each event's envelope, for a webhook) says
+ * `additionalProperties: false`, for tools that validate or generate requests. Only the top
+ * level: a webhook's payload keeps the fields its event does not name.
+ */
+function closeBody(document: OpenAPIObject, operation: OperationObject) {
+  const body = operation.requestBody as RequestBodyObject | undefined;
+  const schema = body?.content['application/json']?.schema;
+  if (!schema) return;
+  const resolve = (each: SchemaObject | ReferenceObject): SchemaObject =>
+    '$ref' in each
+      ? (document.components!.schemas![
+          each.$ref.replace('#/components/schemas/', '')
+        ] as SchemaObject)
+      : each;
+  const top = resolve(schema);
+  for (const each of top.oneOf?.map(resolve) ?? [top]) {
+    if (each.type === 'object' && each.additionalProperties === undefined) {
+      each.additionalProperties = false;
+    }
+  }
 }
 
 const text = (description: string): HeaderObject => ({ description, schema: { type: 'string' } });
