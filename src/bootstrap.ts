@@ -8,7 +8,7 @@ import { NotFoundException, type RawBodyRequest } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
 import helmet from 'helmet';
 import { assertReadable, assertUtf8, formBody, jsonBody } from './common/parsers/body-parsers.js';
-import { OAUTH_BODY_LIMIT_BYTES, OAUTH_ROUTE } from './common/oauth-routes.js';
+import { isOAuthRequest, OAUTH_BODY_LIMIT_BYTES, OAUTH_ROUTE } from './common/oauth-routes.js';
 import { onePerTurn } from './common/parsers/one-per-turn.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
@@ -208,7 +208,11 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   fastify.addHook('onRoute', (route) => {
     if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
     else if (readsBody(route.method)) {
-      if (OAUTH_ROUTE.test(route.url)) route.bodyLimit = OAUTH_BODY_LIMIT_BYTES;
+      // The OAuth endpoints, open to anyone, read few bytes; so does OPTIONS (CORS preflights,
+      // answered for any path when CORS is on), which reads none.
+      if (OAUTH_ROUTE.test(route.url) || route.method === 'OPTIONS') {
+        route.bodyLimit = OAUTH_BODY_LIMIT_BYTES;
+      }
       addRouteHook(route, 'preParsing', beforeBody(checks));
       addRouteHook(route, 'onSend', bodyAnswered);
     }
@@ -243,7 +247,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
         body as Buffer,
         () => {
           assertReadable(request.headers);
-          return jsonBody(body as Buffer, { findRepeatedKeys: OAUTH_ROUTE.test(request.url) });
+          return jsonBody(body as Buffer, { findRepeatedKeys: isOAuthRequest(request) });
         },
         done,
       );
@@ -254,7 +258,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
     (request, body, done) => {
       if (request.is404) return done(null, undefined);
-      if (!OAUTH_ROUTE.test(request.url)) return done(unsupportedMediaType(), undefined);
+      if (!isOAuthRequest(request)) return done(unsupportedMediaType(), undefined);
       parseWithRoom(
         checks,
         request,

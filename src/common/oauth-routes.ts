@@ -9,6 +9,14 @@ import { firstProblem } from './pipes/oauth-parameters.js';
 export const OAUTH_ROUTE = /^\/oauth\//;
 
 /**
+ * Whether a request is one of theirs: by its path, or by the route it reached (`/%6Fauth/token`
+ * reaches the token route too).
+ */
+export function isOAuthRequest(request: { url: string; routeOptions?: { url?: string } }) {
+  return OAUTH_ROUTE.test(request.url) || OAUTH_ROUTE.test(request.routeOptions?.url ?? '');
+}
+
+/**
  * The largest body those routes read. Their requests are a few short fields (a token is at most
  * 4 KiB); a larger limit let one address without credentials keep the process parsing: 1 MiB of
  * `[{},{},…]` takes 0.1–0.4 s to parse, and the throttle allows 300 requests a minute.
@@ -61,9 +69,7 @@ export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
   const description =
     status === 415
       ? 'The request body must be JSON or application/x-www-form-urlencoded.'
-      : status === 413
-        ? 'The request body is larger than 16 KiB.'
-        : ((errors && firstProblem(errors)) ?? String(message));
+      : ((errors && firstProblem(errors)) ?? String(message));
   return {
     status: KEPT_STATUSES.includes(status) ? status : 400,
     headers: answer.headers,

@@ -315,6 +315,31 @@ describe('POST /oauth/token', () => {
     });
   });
 
+  it('is the token endpoint by its route, also when its path is percent-encoded (/%6Fauth/token)', async () => {
+    const path = '/%6Fauth/token';
+    // A form body is read there, and a repeated JSON key refused, as at /oauth/token.
+    const form = await request(t.http)
+      .post(path)
+      .set('authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send('grant_type=client_credentials&scope=customers%3Aread');
+    expect(form.status).toBe(200);
+    const repeated = await request(t.http)
+      .post(path)
+      .set('authorization', basicAuth(client.clientId, client.clientSecret))
+      .set('content-type', 'application/json')
+      .send(
+        '{"grant_type":"client_credentials","scope":"customers:read","scope":"customers:write"}',
+      );
+    expectError(repeated, 400, oauthErrors.repeatedParameter('scope'));
+    const large = await request(t.http)
+      .post(path)
+      .set('authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send(`grant_type=client_credentials&pad=${'x'.repeat(16 * 1024)}`);
+    expectError(large, 413, oauthErrors.tooLarge);
+  });
+
   describe('a body over 16 KiB: 413, in the RFC 6749 shape', () => {
     const padding = 'x'.repeat(16 * 1024);
 

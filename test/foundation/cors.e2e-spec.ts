@@ -33,6 +33,21 @@ describe('CORS with CORS_ORIGINS set', () => {
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it('reads no body of an OPTIONS request over 16 KiB (a preflight has none): 413, not parsed', async () => {
+    const tooLarge = 'The request body is larger than 16 KiB.';
+    for (const [path, body] of [
+      ['/oauth/token', { error: 'invalid_request', error_description: tooLarge }],
+      ['/v2/customers/1/company', { message: tooLarge }],
+    ] as const) {
+      const res = await request(t.http)
+        .options(path)
+        .set('content-type', 'application/json')
+        // Malformed too: had it been parsed, the answer would be 400.
+        .send(`[${'{},'.repeat(6_000)}`);
+      expect([path, res.status, res.body]).toEqual([path, 413, body]);
+    }
+  });
+
   it('answers an OPTIONS request that is no preflight as it answers one, not with a plain-text 400', async () => {
     const res = await request(t.http).options('/v2/customers/1/company').expect(200);
     expect(res.text).toBe('');

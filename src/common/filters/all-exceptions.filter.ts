@@ -7,7 +7,13 @@ import {
   ServiceUnavailableApiException,
 } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
-import { asOAuthError, type ErrorAnswer, OAUTH_NO_STORE, OAUTH_ROUTE } from '../oauth-routes.js';
+import {
+  asOAuthError,
+  type ErrorAnswer,
+  isOAuthRequest,
+  OAUTH_BODY_LIMIT_BYTES,
+  OAUTH_NO_STORE,
+} from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
 import { HTTP_LAYER_MESSAGES } from './http-layer-errors.js';
 
@@ -29,6 +35,8 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   500: 'Internal server error.',
   503: HTTP_LAYER_MESSAGES[503],
 };
+
+const SMALL_BODY_TOO_LARGE = 'The request body is larger than 16 KiB.';
 
 /** Statuses of a body Fastify refused before the route ran (parsing, size, content type). */
 const BODY_REFUSALS = [400, 413, 415];
@@ -77,7 +85,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     request: FastifyRequest,
     rendered: ErrorAnswer,
   ) {
-    if (OAUTH_ROUTE.test(request.url)) {
+    if (isOAuthRequest(request)) {
       // The service's own errors render themselves (the OAuth ones in RFC 6749's shape), except
       // a refused input (the OAuth DTOs' 422, a poisoned query), answered as invalid_request, and
       // the memory budget's 503, as temporarily_unavailable.
@@ -103,6 +111,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private render(exception: unknown, request: FastifyRequest): ErrorAnswer {
+    const answer = this.renderAny(exception, request);
+    // Over the route's own limit: 16 KiB at the OAuth endpoints and OPTIONS, else 1 MiB.
+    if (answer.status === 413 && request.routeOptions?.bodyLimit === OAUTH_BODY_LIMIT_BYTES) {
+      return { ...answer, body: { message: SMALL_BODY_TOO_LARGE } };
+    }
+    return answer;
+  }
+
+  private renderAny(exception: unknown, request: FastifyRequest): ErrorAnswer {
     if (exception instanceof ApiException) {
       return { status: exception.status, body: exception.body(), headers: exception.headers };
     }
