@@ -25,7 +25,9 @@ export function describeDeliveries(controller: Type, definitions: WebhookDefinit
     required: ['event', 'payload'],
     properties: {
       event: { type: 'string', enum: [definition.event] },
-      payload: { $ref: getSchemaPath(definition.payload) },
+      // Fields the event does not name are kept (docs/contract.md §6): said beside the DTO's
+      // schema, so that a generated client's type takes them too.
+      payload: { allOf: [{ $ref: getSchemaPath(definition.payload) }], additionalProperties: true },
     },
   }));
   Object.assign(

@@ -623,7 +623,7 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
         expect({ event, required: branch.required, payload: branch.properties.payload }).toEqual({
           event,
           required: ['event', 'payload'],
-          payload: { $ref: `#/components/schemas/${dto}` },
+          payload: { allOf: [{ $ref: `#/components/schemas/${dto}` }], additionalProperties: true },
         });
         const component = doc.components.schemas[dto];
         const { additionalProperties: _open, ...documented } = listed.find(
