@@ -13,6 +13,7 @@ import { onePerTurn } from './common/parsers/one-per-turn.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
 import {
+  BODY_LIMIT_BYTES,
   clientErrorHandler,
   connectRefused,
   expectationFailed,
@@ -30,8 +31,6 @@ import { fastifyTrustProxy } from './config/trust-proxy.js';
 import { AppLogger } from './logging/app-logger.js';
 import { ROOT_LOGGER } from './logging/logging.module.js';
 import { logRequests } from './logging/request-log.js';
-
-export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 type AdapterSettings = Pick<
   Environment,

@@ -7,15 +7,9 @@ import {
   ServiceUnavailableApiException,
 } from '../exceptions/api.exception.js';
 import { isDatabaseUnavailable } from '../exceptions/database-errors.js';
-import {
-  asOAuthError,
-  type ErrorAnswer,
-  isOAuthRequest,
-  OAUTH_BODY_LIMIT_BYTES,
-  OAUTH_NO_STORE,
-} from '../oauth-routes.js';
+import { asOAuthError, type ErrorAnswer, isOAuthRequest, OAUTH_NO_STORE } from '../oauth-routes.js';
 import { BodyParseError } from '../parsers/body-parsers.js';
-import { HTTP_LAYER_MESSAGES } from './http-layer-errors.js';
+import { BODY_LIMIT_BYTES, HTTP_LAYER_MESSAGES } from './http-layer-errors.js';
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   400: 'The request body is malformed: it is not valid JSON.',
@@ -27,7 +21,6 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   408: HTTP_LAYER_MESSAGES[408],
   // The docs' file server: a failed If-Match or If-Unmodified-Since, a range past the end.
   412: 'A precondition in the request headers does not hold.',
-  413: 'The request body is larger than 1 MiB.',
   415: 'The request body must be JSON (Content-Type: application/json).',
   416: 'The requested range is not within the file.',
   422: 'The given data was invalid.',
@@ -36,7 +29,16 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   503: HTTP_LAYER_MESSAGES[503],
 };
 
-const SMALL_BODY_TOO_LARGE = 'The request body is larger than 16 KiB.';
+/**
+ * A 413's message names the limit of the route that refused the body: its own (16 KiB at the
+ * OAuth endpoints and OPTIONS), else BODY_LIMIT_BYTES (a route without a limit of its own has
+ * none in its options).
+ */
+function tooLarge(routeLimit: number | null | undefined): string {
+  const limit = routeLimit ?? BODY_LIMIT_BYTES;
+  const size = limit % 2 ** 20 === 0 ? `${limit / 2 ** 20} MiB` : `${limit / 1024} KiB`;
+  return `The request body is larger than ${size}.`;
+}
 
 /** Statuses of a body Fastify refused before the route ran (parsing, size, content type). */
 const BODY_REFUSALS = [400, 413, 415];
@@ -112,11 +114,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private render(exception: unknown, request: FastifyRequest): ErrorAnswer {
     const answer = this.renderAny(exception, request);
-    // Over the route's own limit: 16 KiB at the OAuth endpoints and OPTIONS, else 1 MiB.
-    if (answer.status === 413 && request.routeOptions?.bodyLimit === OAUTH_BODY_LIMIT_BYTES) {
-      return { ...answer, body: { message: SMALL_BODY_TOO_LARGE } };
-    }
-    return answer;
+    return answer.status === 413
+      ? { ...answer, body: { message: tooLarge(request.routeOptions?.bodyLimit) } }
+      : answer;
   }
 
   private renderAny(exception: unknown, request: FastifyRequest): ErrorAnswer {

@@ -68,6 +68,8 @@ export function originForm(target: string): string {
   return path.startsWith('/') ? path : `/${path}`;
 }
 
+/** The largest body a route reads unless it has a limit of its own; larger is 413. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** The longest request target (path and query string) answered; longer is 414. */
 export const URL_LIMIT_BYTES = 8 * 1024;
 /** The most header bytes (names, values, separators) answered; more is 431. */
