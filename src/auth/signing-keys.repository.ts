@@ -4,6 +4,9 @@ import type { Repository } from 'typeorm';
 import { Database, insertUnlessConflict } from '../database/index.js';
 import { SIGNING_SLOT, SigningKey } from './signing-key.entity.js';
 
+/** Rotations at once beyond this many are refused rather than retried forever. */
+const MAX_ATTEMPTS = 100;
+
 /** Every query of `oauth_signing_keys`. */
 @Injectable()
 export class SigningKeysRepository {
@@ -32,6 +35,8 @@ export class SigningKeysRepository {
   async replaceSigningKey(key: SigningKey): Promise<string | null> {
     // Another rotation may commit its key between this one's read and its insert (PostgreSQL
     // runs both at once): the slot is then taken, and this one goes again, replacing that key.
+    // Each loss is a different rotation's commit, so n rotations at once lose at most n - 1
+    // times each; the cap only stops a runaway (a fixed cap of 5 failed with 6 at once).
     for (let attempt = 1; ; attempt++) {
       const { inserted, previous } = await this.db.transaction(async (manager) => {
         const current = await manager.findOneBy(SigningKey, { slot: SIGNING_SLOT });
@@ -40,7 +45,8 @@ export class SigningKeysRepository {
         return { inserted, previous: current?.kid ?? null };
       });
       if (inserted) return previous;
-      if (attempt === 5) throw new Error('Other key rotations kept taking the signing slot.');
+      if (attempt === MAX_ATTEMPTS)
+        throw new Error('Other key rotations kept taking the signing slot.');
     }
   }
 
