@@ -9,6 +9,11 @@ import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 
 import helmet from 'helmet';
 import { assertReadable, assertUtf8, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { isOAuthRequest, OAUTH_BODY_LIMIT_BYTES, OAUTH_ROUTE } from './common/oauth-routes.js';
+import {
+  arrivingBodies,
+  COUNTED_FROM_BYTES,
+  noRoomToArrive,
+} from './common/parsers/arriving-bodies.js';
 import { onePerTurn } from './common/parsers/one-per-turn.js';
 import { keepRawBody } from './common/parsers/raw-body.js';
 import { parseQuery, refuseMarkedQueries } from './common/parsers/query-parser.js';
@@ -367,14 +372,37 @@ const beforeBody =
     done: (error: Error | null, payload?: RequestPayload) => void,
   ) => {
     const declared = Number(request.headers['content-length']) || 0;
-    if (
-      request.headers['transfer-encoding'] !== undefined ||
-      processMemory.counts(declared * HANDLED_BYTES_PER_BODY_BYTE)
-    ) {
+    const chunked = request.headers['transfer-encoding'] !== undefined;
+    if (chunked || processMemory.counts(declared * HANDLED_BYTES_PER_BODY_BYTE)) {
       replies.set(request, reply);
+    }
+    // A length over the route's limit is refused unread (413): nothing will arrive to count.
+    const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES;
+    if (chunked || (declared >= COUNTED_FROM_BYTES && declared <= limit)) {
+      payload = countedWhileArriving(checks, request, reply, payload);
     }
     continueOnRead(checks, request, reply, payload, done);
   };
+
+/**
+ * A body's bytes take room in `arrivingBodies` from the first, until its answer is made (or its
+ * client leaves). Past that room the request is answered as soon as a chunk does not fit: the
+ * route's refusal before its body if it has one (401, 403, 404), else 503; its connection then
+ * closes, the rest of its body unread.
+ */
+function countedWhileArriving(
+  checks: BeforeBodyChecks,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: RequestPayload,
+): RequestPayload {
+  const { stream, release } = arrivingBodies.count(payload, () => {
+    reply.header('connection', 'close');
+    return checks.assertPassed(request, reply).then(noRoomToArrive, (refusal: Error) => refusal);
+  });
+  releaseWhenAnswered(reply.raw, release);
+  return stream;
+}
 
 /**
  * A body that has arrived, before it is parsed: a large one first takes room in the process's
