@@ -4,6 +4,7 @@ import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { basicAuth, createClient } from '../factories/client.factory.js';
 import { createCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
+import { errors } from '../support/responses.js';
 import { startTestApp, TestApp } from '../support/app.js';
 
 describe('OpenAPI document', () => {
@@ -162,7 +163,7 @@ describe('OpenAPI document', () => {
     expect(tried).toBeGreaterThanOrEqual(3);
   });
 
-  it('says every /v2 body refuses unknown fields (additionalProperties: false), as the routes do', async () => {
+  it('says every /v2 body, and each object nested in one, refuses unknown fields (additionalProperties: false), as the routes do', async () => {
     const res = await request(t.http).get('/docs/openapi.json').expect(200);
     type Schema = {
       $ref?: string;
@@ -201,6 +202,17 @@ describe('OpenAPI document', () => {
     );
     const payload = resolve((webhook.oneOf?.[0] ?? webhook).properties!.payload);
     expect(payload.additionalProperties).not.toBe(false);
+    // The company nested in POST /v2/customers (@NestedObject()) is closed too; nothing else is:
+    // no response's schema and no webhook payload's, however deep.
+    const components = res.body.components.schemas as Record<string, Schema>;
+    expect(
+      Object.keys(components)
+        .filter((name) => components[name].additionalProperties === false)
+        .sort(),
+    ).toEqual(['CreateCustomerDto', 'NewCompanyDto', 'UpdateCompanyDto']);
+    expect(resolve(components.CreateCustomerDto.properties!.company.oneOf![0])).toBe(
+      components.NewCompanyDto,
+    );
 
     // And the routes refuse such a field: 422 naming it.
     const customer = await createCustomer(t, { name: 'A', type: 'plc' });
@@ -215,6 +227,10 @@ describe('OpenAPI document', () => {
         .set('Authorization', write)
         .send({ name: 'C', unexpected: 1 }),
       request(t.http)
+        .post('/v2/customers')
+        .set('Authorization', write)
+        .send({ company: { name: 'B', type: 'plc', unexpected: 1 } }),
+      request(t.http)
         .post('/v2/webhooks')
         .set('Authorization', write)
         .send({
@@ -223,12 +239,12 @@ describe('OpenAPI document', () => {
           unexpected: 1,
         }),
     ]);
-    for (const answer of refused) {
-      expect({ status: answer.status, errors: answer.body.errors }).toEqual({
+    expect(refused.map((answer) => ({ status: answer.status, body: answer.body }))).toEqual(
+      ['unexpected', 'unexpected', 'company.unexpected', 'unexpected'].map((field) => ({
         status: 422,
-        errors: { unexpected: ['The unexpected field is not allowed.'] },
-      });
-    }
+        body: errors.invalid({ [field]: [`The ${field} field is not allowed.`] }),
+      })),
+    );
   });
 
   it('serves Swagger UI at /docs', async () => {

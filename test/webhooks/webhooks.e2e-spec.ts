@@ -536,6 +536,33 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
       );
     });
 
+    it('refuses an empty filter with 422 naming it, not an empty page; the document says minLength 1', async () => {
+      for (const [query, field, message] of [
+        ['event=', 'event', 'The event must not be empty.'],
+        // No `=` at all is an empty value too.
+        ['event', 'event', 'The event must not be empty.'],
+        ['event=&status=processed', 'event', 'The event must not be empty.'],
+        ['status=', 'status', 'The status must be one of: processed, failed.'],
+      ]) {
+        const res = await request(t.http).get(`/v2/webhooks?${query}`).set('authorization', read);
+        expect({ query, status: res.status, body: res.body }).toEqual({
+          query,
+          status: 422,
+          body: errors.invalid({ [field]: [message] }),
+        });
+      }
+      const document = await request(t.http).get('/docs/openapi.json').expect(200);
+      const parameters = document.body.paths['/v2/webhooks'].get.parameters as {
+        name: string;
+        schema: object;
+      }[];
+      expect(parameters.find(({ name }) => name === 'event')?.schema).toEqual({
+        type: 'string',
+        minLength: 1,
+        maxLength: 100,
+      });
+    });
+
     it('gets one event; an unknown or malformed id is 404', async () => {
       const created = (await post(attemptCompleted()).expect(200)).body.data;
       const res = await request(t.http)

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform, Type } from 'class-transformer';
 import { ValidateNested } from 'class-validator';
-import { NESTED_TYPE } from '../pipes/dto-fields.js';
+import { declareNested } from '../pipes/dto-fields.js';
 
 /**
  * A nested object validated by its own class, refused with ONE message when it is not an object.
@@ -17,8 +17,7 @@ export function NestedObject(type: () => new () => object, message: string) {
     }),
     ValidateNested({ message }),
     Type(type),
-    // Read by the own-property whitelist check (dto-fields.ts).
-    (target: object, key: string | symbol) =>
-      Reflect.defineMetadata(NESTED_TYPE, type, target, key),
+    // Read by the own-property whitelist check (dto-fields.ts) and the OpenAPI document.
+    (target: object, key: string | symbol) => declareNested(target, key, type),
   );
 }

@@ -13,6 +13,7 @@ import {
 } from '@nestjs/swagger';
 import { OAuthErrorDto } from '../../auth/dto/oauth-error.dto.js';
 import { SCOPE_DESCRIPTIONS } from '../../auth/scopes.js';
+import { classesWithNestedFields, declaredFields } from '../pipes/dto-fields.js';
 import { ErrorDto } from './error.dto.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
@@ -125,7 +126,6 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
     for (const method of METHODS) {
       const operation = item[method];
       if (!operation) continue;
-      if (path.startsWith('/v2/')) closeBody(document, operation);
       operation.responses = { ...sharedResponses(path, operation), ...operation.responses };
       for (const [status, response] of Object.entries(operation.responses)) {
         const headers = responseHeaders(path, status);
@@ -136,31 +136,85 @@ export function createApiDocument(app: INestApplication): OpenAPIObject {
       }
     }
   }
+  // Once every response is in place: a schema one of them uses stays open (closeNested()).
+  const answered = responseSchemas(document);
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!path.startsWith('/v2/')) continue;
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation) closeBody(document, operation, answered);
+    }
+  }
   return document;
 }
+
+const component = (document: OpenAPIObject, ref: string): SchemaObject | undefined =>
+  document.components?.schemas?.[ref.replace('#/components/schemas/', '')] as
+    SchemaObject | undefined;
+
+const resolve = (document: OpenAPIObject, each: SchemaObject | ReferenceObject): SchemaObject =>
+  '$ref' in each ? component(document, each.$ref)! : each;
+
+const close = (schema: SchemaObject) => {
+  if (schema.type === 'object' && schema.additionalProperties === undefined) {
+    schema.additionalProperties = false;
+  }
+};
 
 /**
  * A `/v2` body names every field it takes: the global ValidationPipe refuses any other with 422
  * (docs/contract.md §2), so its top-level schema (each event's envelope, for a webhook) says
- * `additionalProperties: false`, for tools that validate or generate requests. Only the top
- * level: a webhook's payload keeps the fields its event does not name.
+ * `additionalProperties: false`, for tools that validate or generate requests, and so does the
+ * schema of each object nested in it by @NestedObject() (closeNested()), which the pipe checks
+ * the same way. A webhook's payload stays open: it is no nested DTO (its event's DTO keeps the
+ * fields it does not name, docs/contract.md §6).
  */
-function closeBody(document: OpenAPIObject, operation: OperationObject) {
+function closeBody(document: OpenAPIObject, operation: OperationObject, answered: Set<string>) {
   const body = operation.requestBody as RequestBodyObject | undefined;
   const schema = body?.content['application/json']?.schema;
   if (!schema) return;
-  const resolve = (each: SchemaObject | ReferenceObject): SchemaObject =>
-    '$ref' in each
-      ? (document.components!.schemas![
-          each.$ref.replace('#/components/schemas/', '')
-        ] as SchemaObject)
-      : each;
-  const top = resolve(schema);
-  for (const each of top.oneOf?.map(resolve) ?? [top]) {
-    if (each.type === 'object' && each.additionalProperties === undefined) {
-      each.additionalProperties = false;
-    }
+  const top = resolve(document, schema);
+  for (const each of top.oneOf?.map((one) => resolve(document, one)) ?? [top]) close(each);
+  if ('$ref' in schema) closeNested(document, schema.$ref, answered);
+}
+
+/**
+ * Closes the schemas of the DTOs that the DTO whose schema is `ref` holds through @NestedObject(),
+ * at any depth: the pipe refuses their unknown fields too (splitUnknownFields()). A schema that a
+ * response uses as well stays open: closed, it would tell clients to refuse an answer that gains
+ * a field.
+ */
+function closeNested(document: OpenAPIObject, ref: string, answered: Set<string>) {
+  const holder = [...classesWithNestedFields()].find((type) => getSchemaPath(type) === ref);
+  if (!holder) return;
+  for (const nested of declaredFields(holder).values()) {
+    if (!nested) continue;
+    const path = getSchemaPath(nested());
+    const schema = answered.has(path) ? undefined : component(document, path);
+    // Said already: closed through another body (its own nested DTOs too), or open on purpose.
+    if (!schema || schema.additionalProperties !== undefined) continue;
+    close(schema);
+    closeNested(document, path, answered);
   }
+}
+
+/** The component schemas the responses use, directly or through other schemas. */
+function responseSchemas(document: OpenAPIObject): Set<string> {
+  const found = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== '$ref') visit(value);
+      else if (typeof value === 'string' && !found.has(value)) {
+        found.add(value);
+        visit(component(document, value));
+      }
+    }
+  };
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) visit(item[method]?.responses);
+  }
+  return found;
 }
 
 const text = (description: string): HeaderObject => ({ description, schema: { type: 'string' } });

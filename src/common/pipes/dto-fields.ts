@@ -8,8 +8,20 @@ import { type FieldErrors, ValidationFailedException } from '../exceptions/api.e
  * like any other, never mistaken for one the DTO has (CONTRACT §2).
  */
 
-/** Metadata key of a nested DTO's class, set by @NestedObject(). */
-export const NESTED_TYPE = Symbol('nested-type');
+/** Metadata key of a nested DTO's class, set by @NestedObject() (declareNested()). */
+const NESTED_TYPE = Symbol('nested-type');
+
+/** Every class with a nested DTO field: the OpenAPI document closes those DTOs' schemas too. */
+const holdersOfNested = new Set<Type>();
+
+/** Records that `key` of `target`'s class holds a nested DTO of class `type()`. */
+export function declareNested(target: object, key: string | symbol, type: () => Type): void {
+  Reflect.defineMetadata(NESTED_TYPE, type, target, key);
+  holdersOfNested.add(target.constructor as Type);
+}
+
+/** The classes that declared a nested DTO field (declareNested()). */
+export const classesWithNestedFields = (): ReadonlySet<Type> => holdersOfNested;
 
 /** A declared field, and the class of its nested DTO when @NestedObject() gave one. */
 type DeclaredFields = ReadonlyMap<string, (() => Type) | undefined>;
