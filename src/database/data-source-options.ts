@@ -56,8 +56,11 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
         idleTimeoutMillis: 30000,
         // A statement that cannot finish fails instead of hanging: statement_timeout for a slow
         // one (lock pile-up), query_timeout (client side) for a connection that went silent.
+        // The server gives up first: its refusal (57014) means the statement did nothing, where
+        // the client's leaves it unknown (a prune's DELETE that finished as the client gave up
+        // went uncounted).
         query_timeout: statementTimeout || undefined,
-        statement_timeout: statementTimeout,
+        statement_timeout: Math.round(statementTimeout * 0.9),
         idle_in_transaction_session_timeout: 15000,
       },
     };
