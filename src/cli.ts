@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type CliCommand, CliUsageError } from './cli/cli-command.js';
 import { loadEnvFile, validateEnvironment } from './config/environment.js';
@@ -85,6 +86,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const env = validateEnvironment(process.env);
+  if (command.context === 'app') await sayWhenNewDatabase(env.DATABASE_URL);
   const app =
     command.context === 'app'
       ? await NestFactory.createApplicationContext((await import('./app.module.js')).AppModule, {
@@ -114,6 +116,22 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await app?.close();
   }
+}
+
+/**
+ * A SQLite file that is not there yet is made by the command (a first run, before `npm start`),
+ * but so is one at a mistyped path: a client created there is unknown to the server. Said on
+ * stderr, naming the file; the command goes on.
+ */
+async function sayWhenNewDatabase(url: string) {
+  const { databaseForLog } = await import('./database/index.js');
+  const target = databaseForLog(url);
+  if (!target.startsWith('sqlite:/')) return;
+  const path = target.slice('sqlite:'.length);
+  if (existsSync(path)) return;
+  process.stderr.write(
+    `No database at ${path}: a new one is made there. If the server uses another, check DATABASE_URL.\n`,
+  );
 }
 
 /**

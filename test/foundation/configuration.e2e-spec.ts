@@ -95,6 +95,20 @@ describe('configuration as a new user meets it', () => {
     }
   });
 
+  it('the CLI says on stderr when it makes a new SQLite database (a first run, or a mistyped path)', async () => {
+    const path = join(dir, 'mistyped', 'app.sqlite');
+    const list = () =>
+      runNode('dist/src/cli.js', ['keys:list'], { DATABASE_URL: `sqlite:${path}` }, 30000, dir);
+    const first = await list();
+    expect({ code: first.code, stderr: first.stderr }).toEqual({
+      code: 0,
+      stderr: `No database at ${path}: a new one is made there. If the server uses another, check DATABASE_URL.\n`,
+    });
+    expect(existsSync(path)).toBe(true);
+    const again = await list();
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });
+  });
+
   it('without TOKEN_ISSUER the issuer is the address the server listens on', async () => {
     const server = await startServer({
       DATABASE_URL: `sqlite:${join(dir, 'app.sqlite')}`,

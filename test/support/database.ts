@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -21,6 +21,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) {
     const file = join(tmpdir(), `company-api-test-${suffix}.sqlite`);
+    // Made, empty, as PostgreSQL's is: the CLI notes a database it has to make (a mistyped path).
+    writeFileSync(file, '');
     return {
       url: `sqlite:${file}`,
       kind: 'sqlite',
