@@ -334,6 +334,44 @@ describe('large request bodies and the memory budget', () => {
     },
   );
 
+  it.each([
+    ['no Authorization header', ''],
+    ['an ill-formed bearer header', 'Authorization: Bearer\r\n'],
+  ])(
+    'gives a request answered 401 before its body (%s) no second answer when its client then cuts the body short',
+    async (_name, authorization) => {
+      const from = capturedLogs().length;
+      // The 401 is made before the body is read, on a connection kept alive to read the body
+      // past; the FIN part-way through that body must not earn the same request a 400 as well.
+      const res = await rawRequest(
+        t,
+        `POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\n${authorization}` +
+          'X-Request-Id: answered-then-cut\r\n' +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"event":',
+        { halfClose: true },
+      );
+      expect(res.status).toBe(401);
+      expect(res.headers['x-request-id']).toBe('answered-then-cut');
+      // The body is the 401's alone: nothing follows it on the connection.
+      expect(res.body).toBe(res.body.slice(0, Number(res.headers['content-length'])));
+      expect(JSON.parse(res.body)).toHaveProperty('message');
+      await request(t.http)
+        .get('/v2/webhooks')
+        .set('authorization', read)
+        .set('x-request-id', 'after-answered-then-cut')
+        .expect(200);
+      await until(() =>
+        requestLinesSince(from).some((line) => line.req.id === 'after-answered-then-cut'),
+      );
+      // One log line for it: the 401.
+      expect(
+        requestLinesSince(from)
+          .filter((line) => line.req.id === 'answered-then-cut')
+          .map(({ res }) => res.statusCode),
+      ).toEqual([401]);
+    },
+  );
+
   /** Sends `bytes` as they are (supertest would serialize a Buffer as JSON). */
   function postBytes(
     path: string,

@@ -66,6 +66,23 @@ describe('slow and abusive clients (the built server)', () => {
     });
   }, 15_000);
 
+  it('gives a request answered 401 before its body no second answer (408) when its body then stalls', async () => {
+    const socket = connect(port, '127.0.0.1');
+    const closed = untilClosed(socket);
+    // No token: answered before the body is read, on a connection kept alive to read it past.
+    socket.write(
+      'POST /v2/webhooks HTTP/1.1\r\nHost: localhost\r\n' +
+        'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"event":',
+    );
+    // Closed at the request's limit, with the 401 its one answer.
+    const { data } = await closed;
+    expect(data).toMatch(/^HTTP\/1\.1 401 /);
+    expect(data.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 401 ']);
+    expect(JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))).toEqual({
+      message: 'Unauthenticated.',
+    });
+  }, 15_000);
+
   it('keeps an idle keep-alive connection open past 5 s and the slow-client limits', async () => {
     // One connection, reused: a client (or a proxy) that idles between requests longer than
     // the old 5 s must never find it closed under it.

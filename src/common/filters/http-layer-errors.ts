@@ -205,6 +205,15 @@ function refuseAfterEarlierAnswers(
     response.once('close', () => refuseAfterEarlierAnswers(fastify, socket, status, error));
     return;
   }
+  if (response === undefined && answeredWhileArriving(socket)) {
+    // The request whose body broke off (a FIN part-way, or stalled past the request timeout) was
+    // answered before its body was read (401 for a missing bearer header, kept alive to read the
+    // body past): it has its one answer, and a second would be read as the answer to the
+    // client's next request. The connection just closes, gently (the answer may still be on its
+    // way): the socket's destroySoon() is bootstrap's lingeringClose().
+    socket.destroySoon();
+    return;
+  }
   if (socket.writable) {
     // A response not yet begun whose request is not whole: that request is the one refused.
     const underWay =
@@ -225,6 +234,17 @@ function refuseAfterEarlierAnswers(
     );
   }
   socket.destroy(error);
+}
+
+/**
+ * Whether the request Node's parser was reading on `socket` when it failed is one whose body had
+ * not all arrived and whose answer has already been made: no response is attached to the socket
+ * (Node detaches a finished one), yet the parser's current message is incomplete.
+ */
+function answeredWhileArriving(socket: Socket): boolean {
+  const reading = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser
+    ?.incoming;
+  return reading !== undefined && reading !== null && !reading.complete;
 }
 
 /**
