@@ -5,6 +5,25 @@ import { RefusedInputException } from '../exceptions/api.exception.js';
 /** The most parameters a query string may hold (empty pieces between `&`s are none). */
 export const QUERY_PARAMETER_LIMIT = 100;
 
+/** Thrown by decode() out of qs.parse(): the query string is refused (parseQuery()). */
+class MalformedEncoding extends Error {}
+
+/**
+ * A key or value as qs's own decoder reads it (`+` is a space, then percent-decoding as UTF-8),
+ * except that a `%` not followed by two hex digits, or bytes that are not UTF-8 (`%ED%A0%80`, a
+ * surrogate), refuse the query: qs kept such text as it was, and a filter then looked for the
+ * literal `%ED%A0%80`.
+ */
+function decode(text: string): string {
+  const spaced = text.includes('+') ? text.replace(/\+/g, ' ') : text;
+  if (!spaced.includes('%')) return spaced;
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    throw new MalformedEncoding();
+  }
+}
+
 /** qs's options for every query string, built once. */
 const QS_OPTIONS = {
   depth: 4,
@@ -12,6 +31,7 @@ const QS_OPTIONS = {
   arrayLimit: 20,
   plainObjects: true,
   allowPrototypes: true,
+  decoder: decode,
 } as const;
 
 /** Set on a parsed query that is refused whatever the route: the refusal's message. */
@@ -20,6 +40,8 @@ const REFUSED = Symbol('refused-query');
 const POISONED =
   'The query string contains a forbidden "__proto__" or "constructor.prototype" key.';
 const TOO_MANY = `The query string must not hold more than ${QUERY_PARAMETER_LIMIT} parameters.`;
+const MALFORMED =
+  'The query string is malformed: a % must start a percent-encoded UTF-8 character (%XX).';
 
 export class RefusedQueryException extends RefusedInputException {
   readonly status = 400;
@@ -45,7 +67,8 @@ export function refuseMarkedQueries(fastify: FastifyInstance): void {
  * ordinary key and refused by validation as unknown. `__proto__` and `constructor[prototype]`
  * are marked, and refused with 400 by refuseMarkedQueries() (as in JSON bodies); so is a query
  * of more than QUERY_PARAMETER_LIMIT parameters, which qs would cut short silently (a filter or a
- * limit sent after them ignored). Empty pieces (`a=1&&b=2`) are left out before qs counts.
+ * limit sent after them ignored), and one whose percent-encoding is malformed (decode()). Empty
+ * pieces (`a=1&&b=2`) are left out before qs counts.
  */
 export function parseQuery(query: string): Record<string, unknown> {
   // qs counts empty pieces too: only a query of more pieces than the limit is split here first.
@@ -54,7 +77,13 @@ export function parseQuery(query: string): Record<string, unknown> {
     if (pieces.length > QUERY_PARAMETER_LIMIT) return refused(TOO_MANY);
     query = pieces.join('&');
   }
-  const parsed = qs.parse(query, QS_OPTIONS) as Record<string, unknown>;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = qs.parse(query, QS_OPTIONS) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof MalformedEncoding) return refused(MALFORMED);
+    throw error;
+  }
   // Only a query that could spell it (percent-encoded letters too) is read a second time.
   if ((query.includes('proto') || query.includes('%')) && hasPoisonedKey(query)) {
     Object.defineProperty(parsed, REFUSED, { value: POISONED });
