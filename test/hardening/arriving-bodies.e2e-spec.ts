@@ -6,7 +6,7 @@ import { attemptCompleted } from '../factories/webhook.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { authHeader, senderHeaders } from '../support/auth.js';
 import { rawRequest } from '../support/raw-http.js';
-import { errors } from '../support/responses.js';
+import { errors, oauthErrors } from '../support/responses.js';
 import { until } from '../support/until.js';
 
 /**
@@ -93,6 +93,27 @@ describe('bodies as they arrive', () => {
       .set('content-type', 'application/json')
       .send(text())
       .expect(200);
+  });
+
+  it('answers a chunked body at an OAuth endpoint that finds no room in RFC 6749 shape', async () => {
+    const hold = arrivingBodies.reserve(arrivingBodies.limit - 1_000);
+    try {
+      const form = `grant_type=client_credentials&scope=${'x'.repeat(4_000)}`;
+      const res = await rawRequest(
+        t,
+        'POST /oauth/token HTTP/1.1\r\nHost: localhost\r\n' +
+          'Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n' +
+          `${form.length.toString(16)}\r\n${form}\r\n0\r\n\r\n`,
+      );
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 503,
+        body: oauthErrors.unavailable,
+      });
+      expect(res.headers).toMatchObject({ 'retry-after': '1', 'cache-control': 'no-store' });
+    } finally {
+      hold();
+    }
+    await until(() => arrivingBodies.held === 0);
   });
 
   it('answers first what the route decides before its body, room or not (CONTRACT §2)', async () => {
