@@ -46,7 +46,8 @@ export class UsersService implements OnApplicationShutdown {
     return stopPasswordThreads();
   }
 
-  async create(username: string, password: string): Promise<{ id: number; username: string }> {
+  async create(name: string, password: string): Promise<{ id: number; username: string }> {
+    const username = sameName(name);
     if (await this.users.existsByUsername(username)) throw new UsernameTakenException();
     const user = Object.assign(new User(), {
       username,
@@ -68,7 +69,8 @@ export class UsersService implements OnApplicationShutdown {
    * not the username exists. Failures count against the username from that address and from
    * all addresses together (429 past either limit).
    */
-  async authenticate(username: string, password: string, address: string): Promise<User> {
+  async authenticate(name: string, password: string, address: string): Promise<User> {
+    const username = sameName(name);
     const failures = this.throttling.passwordFailuresFrom(username, address);
     await failures.refuseIfExhausted();
 
@@ -89,4 +91,12 @@ export class UsersService implements OnApplicationShutdown {
     }
     return user;
   }
+}
+
+/**
+ * A username as stored and looked up: in Unicode NFC, so that `é` typed as one character or as
+ * `e` and a combining accent (as some keyboards and systems send it) is one user (RFC 8265 §3.3).
+ */
+function sameName(username: string): string {
+  return username.normalize('NFC');
 }

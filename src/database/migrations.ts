@@ -15,6 +15,7 @@ import { MergeWebhookStatusIndexes1763800008000 } from './migrations/17638000080
 import { DropCounters1763800012500 } from './migrations/1763800012500-DropCounters.js';
 import { CreateWebhookSigningSecrets1763800010000 } from './migrations/1763800010000-CreateWebhookSigningSecrets.js';
 import { CountTruncates1763800013000 } from './migrations/1763800013000-CountTruncates.js';
+import { NormalizeUsernames1763800014000 } from './migrations/1763800014000-NormalizeUsernames.js';
 
 /** Every migration, in order; listed (not globbed) so the app, the CLI and jest agree. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   CreateWebhookSigningSecrets1763800010000,
   DropCounters1763800012500,
   CountTruncates1763800013000,
+  NormalizeUsernames1763800014000,
 ];
