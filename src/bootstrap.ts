@@ -4,15 +4,8 @@ import { BeforeBodyChecks } from './common/before-body-checks.js';
 import type { Socket } from 'node:net';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import { MethodNotAllowedException, NotFoundException, type RawBodyRequest } from '@nestjs/common';
-import type {
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  HTTPMethods,
-  RequestPayload,
-  RouteOptions,
-} from 'fastify';
+import { NotFoundException, type RawBodyRequest } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest, RequestPayload, RouteOptions } from 'fastify';
 import helmet from 'helmet';
 import { assertReadable, assertUtf8, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { isOAuthRequest, OAUTH_BODY_LIMIT_BYTES, OAUTH_ROUTE } from './common/oauth-routes.js';
@@ -175,8 +168,6 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // While shutting down, requests that still arrive on kept-alive connections are refused in the
   // contract's shape (Fastify's own 503 body is not); those already taken in finish normally.
   let closing = false;
-  // Every method some route has (onRoute, below): those a 405's Allow header may name.
-  const routeMethods = new Set<HTTPMethods>();
   fastify.addHook('preClose', (done) => {
     closing = true;
     // A connection whose request finishes from now on is closed right after its answer, not
@@ -193,18 +184,15 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     if (refused) return refuseInHook(reply, refused);
     // `/v2/customers/` matches `/v2/customers/:customer_id` with an empty id: that is no route
     // (docs/contract.md §2: 404 whatever the token), not a customer to authenticate for.
-    if (hasEmptyParameter(request.params)) return void reply.callNotFound();
-    const expectsContinue = request.headers.expect !== undefined;
-    // A request with no body that asks for 100 Continue (a GET, say): Node closes the connection
-    // after an answer sent without one, and drops the requests pipelined behind it. There is
-    // nothing to invite, so the 100 costs nothing.
-    if (expectsContinue && !announcesBody(request)) reply.raw.writeContinue();
-    if (request.is404) {
-      const allowed = allowedMethods(fastify, routeMethods, request.url);
-      if (allowed !== undefined) return done(methodNotAllowed(request, reply, allowed));
+    if (hasEmptyParameter(request)) return void reply.callNotFound();
+    if (request.headers.expect !== undefined) {
+      // A request with no body that asks for 100 Continue (a GET, say): Node closes the connection
+      // after an answer sent without one, and drops the requests pipelined behind it. There is
+      // nothing to invite, so the 100 costs nothing.
+      if (!announcesBody(request)) reply.raw.writeContinue();
       // An unknown route is 404 whatever its body (CONTRACT §2), which Fastify would read first:
       // a client waiting for 100 Continue is answered at once instead, its body never invited.
-      if (expectsContinue && announcesBody(request)) return done(new NotFoundException());
+      else if (request.is404) return done(new NotFoundException());
     }
     if (!closing) return done();
     refuseInHook(reply, 503, { 'retry-after': '1' });
@@ -222,7 +210,6 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // Hooks of one kind of route, added to those routes alone as they are registered (the app's
   // at init, after this; the docs' file server's below), not run for every request.
   fastify.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routeMethods.add(method);
     if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
     else if (readsBody(route.method)) {
       // The OAuth endpoints, open to anyone, read few bytes; so does OPTIONS (CORS preflights,
@@ -327,52 +314,10 @@ function onlyDocsPageFiles(request: FastifyRequest, reply: FastifyReply, done: (
 }
 
 /** A route parameter the URL leaves empty; the docs' wildcard (`/docs/`) may be. */
-function hasEmptyParameter(params: unknown): boolean {
-  const values = params as Record<string, string>;
-  for (const name in values) if (values[name] === '' && name !== '*') return true;
+function hasEmptyParameter(request: FastifyRequest): boolean {
+  const params = request.params as Record<string, string>;
+  for (const name in params) if (params[name] === '' && name !== '*') return true;
   return false;
-}
-
-/**
- * The methods of the routes a path has, sorted, when a route of its own matches it (a request
- * with any other method is then 405, not 404: RFC 9110 §15.5.6); undefined for an unknown path.
- * Looked up in Fastify's router, method by method, for the requests that found no route only.
- * A wildcard route does not make a path known, though its method is allowed where one is: the
- * CORS plugin's OPTIONS route answers every path. A path with an empty parameter is no route
- * (hasEmptyParameter()), and the docs' paths keep their 404s: pages for a browser, no part of
- * the API the contract describes.
- */
-function allowedMethods(
-  fastify: FastifyInstance,
-  methods: Iterable<HTTPMethods>,
-  url: string,
-): HTTPMethods[] | undefined {
-  if (url.startsWith(DOCS_PATH)) return undefined;
-  const allowed: HTTPMethods[] = [];
-  let known = false;
-  for (const method of methods) {
-    const route = fastify.findRoute({ method, url });
-    if (route === null || hasEmptyParameter(route.params)) continue;
-    allowed.push(method);
-    if (!('*' in route.params)) known = true;
-  }
-  return known ? allowed.sort() : undefined;
-}
-
-/**
- * A 405's error, with the Allow header it must carry (rendered by the exception filter, in RFC
- * 6749's shape on the OAuth endpoints). A body the request announces is never read: the
- * connection closes after the answer (gently: lingeringClose()) rather than reading a body of
- * any length to keep the connection open.
- */
-function methodNotAllowed(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  allowed: HTTPMethods[],
-): MethodNotAllowedException {
-  reply.header('allow', allowed.join(', '));
-  if (announcesBody(request)) reply.header('connection', 'close');
-  return new MethodNotAllowedException();
 }
 
 /** How often Node checks the headers and request timeouts. */

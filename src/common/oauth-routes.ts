@@ -34,20 +34,18 @@ export interface ErrorAnswer {
 }
 
 /**
- * Statuses the OAuth endpoints keep: size limits (the request must shrink, not change), a method
- * the endpoint does not have (405: its Allow header names the one it has) and an `Expect` the
- * server does not meet (417: the request must drop it).
+ * Statuses the OAuth endpoints keep: size limits (the request must shrink, not change) and an
+ * `Expect` the server does not meet (417: the request must drop it).
  */
-const KEPT_STATUSES = [405, 413, 414, 417, 431];
+const KEPT_STATUSES = [413, 414, 417, 431];
 
 /**
  * An error answer of the contract's `{message}` shape as the OAuth endpoints send it: RFC 6749
  * §5.2's `{error, error_description}`. A refusal of the request is 400 `invalid_request` (a body
  * neither JSON nor a form, a missing Host, the validation pipe's 422 naming one of its problems:
  * firstProblem()) unless its status is a size limit (413 a body over 16 KiB, 414, 431:
- * docs/contract.md §2's statuses hold here too) or 405, a method the endpoint lacks; 404 and 429
- * keep the contract's body, 503 is `temporarily_unavailable` with the contract's one
- * description, and any other failure is `server_error`.
+ * docs/contract.md §2's statuses hold here too); 404 and 429 keep the contract's body, 503 is
+ * `temporarily_unavailable` with the contract's one description, and any other failure is `server_error`.
  */
 export function asOAuthError(answer: ErrorAnswer): ErrorAnswer {
   const { status } = answer;

@@ -357,5 +357,22 @@ describe('customer company: GET and PUT /v2/customers/{customer_id}/company', ()
       expect(res.status).toBe(404);
       expect(res.body).toStrictEqual(errors.routeNotFound);
     });
+
+    it('answers a method the path has no route for 404 whatever the token (CONTRACT §2: a route is a method and a path)', async () => {
+      const id = (await createCustomer(t)).id;
+      for (const authorization of [undefined, 'Bearer not-a-token', read]) {
+        for (const method of ['delete', 'patch', 'post'] as const) {
+          const req = request(t.http)[method](company(id));
+          if (authorization) req.set('authorization', authorization);
+          const res = await req;
+          expect([method, authorization, res.status, res.body]).toStrictEqual([
+            method,
+            authorization,
+            404,
+            errors.routeNotFound,
+          ]);
+        }
+      }
+    });
   });
 });

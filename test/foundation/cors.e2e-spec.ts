@@ -69,32 +69,6 @@ describe('CORS with CORS_ORIGINS set', () => {
     expect(res.body).toEqual(errors.unauthenticated);
   });
 
-  it("names OPTIONS in a 405's Allow, which the CORS route answers on every path; an unknown path stays 404", async () => {
-    const wrong = await request(t.http)
-      .delete('/v2/customers/1/company')
-      .set('origin', 'https://a.example');
-    expect({
-      status: wrong.status,
-      allow: wrong.headers.allow,
-      origin: wrong.headers['access-control-allow-origin'],
-      body: wrong.body,
-    }).toEqual({
-      status: 405,
-      allow: 'GET, HEAD, OPTIONS, PUT',
-      origin: 'https://a.example',
-      body: errors.methodNotAllowed,
-    });
-    const token = await request(t.http).get('/oauth/token');
-    expect([token.status, token.headers.allow]).toEqual([405, 'OPTIONS, POST']);
-    // OPTIONS is answered there too, but no route of its own makes the path known.
-    const unknown = await request(t.http).delete('/v2/nothing-here');
-    expect([unknown.status, unknown.headers.allow, unknown.body]).toEqual([
-      404,
-      undefined,
-      errors.routeNotFound,
-    ]);
-  });
-
   it('marks answers to a listed origin', async () => {
     const res = await request(t.http).get('/health').set('origin', 'https://a.example').expect(200);
     expect(res.headers['access-control-allow-origin']).toBe('https://a.example');

@@ -1,7 +1,6 @@
 /** Error bodies of docs/contract.md §2, pinned once for every test. */
 export const errors = {
   routeNotFound: { message: 'Route not found.' },
-  methodNotAllowed: { message: 'Method not allowed.' },
   customerNotFound: { message: 'Customer not found.' },
   malformedJson: { message: 'The request body is malformed: it is not valid JSON.' },
   tooLarge: { message: 'The request body is larger than 1 MiB.' },
@@ -61,8 +60,6 @@ export const oauthErrors = {
     'The request body contains a forbidden "__proto__" or "constructor.prototype" key.',
   ),
   tooLarge: oauth('invalid_request', 'The request body is larger than 16 KiB.'),
-  /** 405, with an Allow header naming POST. */
-  methodNotAllowed: oauth('invalid_request', 'Method not allowed.'),
   /** Every 503 there: a database away, password hashing saturated, the service stopping. */
   unavailable: oauth('temporarily_unavailable', 'The service is temporarily unavailable.'),
   invalidClient: oauth('invalid_client', 'Client authentication failed.'),
