@@ -10,7 +10,7 @@ import helmet from 'helmet';
 import { assertReadable, assertUtf8, formBody, jsonBody } from './common/parsers/body-parsers.js';
 import { isOAuthRequest, OAUTH_BODY_LIMIT_BYTES, OAUTH_ROUTE } from './common/oauth-routes.js';
 import {
-  arrivingBodies,
+  countArriving,
   COUNTED_FROM_BYTES,
   noRoomToArrive,
 } from './common/parsers/arriving-bodies.js';
@@ -396,7 +396,7 @@ function countedWhileArriving(
   reply: FastifyReply,
   payload: RequestPayload,
 ): RequestPayload {
-  const { stream, release } = arrivingBodies.count(payload, () => {
+  const { stream, release } = countArriving(payload, () => {
     reply.header('connection', 'close');
     return checks.assertPassed(request, reply).then(noRoomToArrive, (refusal: Error) => refusal);
   });

@@ -36,6 +36,17 @@ describe('MemoryBudget', () => {
     expect([second(), third(), memory.held]).toEqual(['granted', 'granted', 60]);
   });
 
+  it('tryAcquire() takes what fits at once and nothing else, never waiting or overtaking', async () => {
+    const first = memory.tryAcquire(60)!;
+    expect([memory.tryAcquire(50), memory.held]).toEqual([undefined, 60]);
+    const waiting = await settled(memory.acquire(50));
+    // Room for 10 is there, but one waits ahead of it.
+    expect([memory.tryAcquire(10), waiting()]).toEqual([undefined, 'pending']);
+    first();
+    await Promise.resolve();
+    expect([waiting(), memory.held]).toEqual(['granted', 50]);
+  });
+
   it('gives room back once, however often release is called', async () => {
     const release = await memory.acquire(40);
     release();

@@ -68,6 +68,14 @@ export class MemoryBudget {
     });
   }
 
+  /**
+   * Room for `bytes` at once, if it fits and nobody waits for room: its release; otherwise
+   * undefined, and nothing waits (bytes already arriving cannot).
+   */
+  tryAcquire(bytes: number): Release | undefined {
+    return this.waiting.length === 0 && this.fits(bytes) ? this.take(bytes) : undefined;
+  }
+
   /** Whether work needing `bytes` takes room here (acquire()) or runs uncounted. */
   counts(bytes: number): boolean {
     return bytes >= MemoryBudget.COUNTED_BYTES;

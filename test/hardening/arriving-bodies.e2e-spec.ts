@@ -64,7 +64,7 @@ describe('bodies as they arrive', () => {
 
   it('answers 503 at once, and closes the connection, a body that finds no room as it arrives', async () => {
     const reserved = arrivingBodies.limit - 50_000;
-    const hold = arrivingBodies.reserve(reserved);
+    const hold = await arrivingBodies.acquire(reserved);
     try {
       const body = text();
       const res = await rawRequest(t, head(write, body.length) + body);
@@ -96,7 +96,7 @@ describe('bodies as they arrive', () => {
   });
 
   it('answers a chunked body at an OAuth endpoint that finds no room in RFC 6749 shape', async () => {
-    const hold = arrivingBodies.reserve(arrivingBodies.limit - 1_000);
+    const hold = await arrivingBodies.acquire(arrivingBodies.limit - 1_000);
     try {
       const form = `grant_type=client_credentials&scope=${'x'.repeat(4_000)}`;
       const res = await rawRequest(
@@ -117,7 +117,7 @@ describe('bodies as they arrive', () => {
   });
 
   it('answers first what the route decides before its body, room or not (CONTRACT §2)', async () => {
-    const hold = arrivingBodies.reserve(arrivingBodies.limit - 50_000);
+    const hold = await arrivingBodies.acquire(arrivingBodies.limit - 50_000);
     try {
       const body = text();
       const customers = await authHeader(t, ['customers:write']);
