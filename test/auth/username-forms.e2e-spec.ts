@@ -1,10 +1,9 @@
-import { DataSource } from 'typeorm';
 import { User } from '../../src/auth/user.entity.js';
 import { UsersService } from '../../src/auth/users.service.js';
-import { buildDataSourceOptions, migrations } from '../../src/database/index.js';
+import { migrations } from '../../src/database/index.js';
 import { createClient, createUser, tokenRequest } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, migratedTo, type TestDatabase } from '../support/database.js';
 
 /** `é` as one character (NFC) and as `e` and a combining accent (NFD). */
 const COMPOSED = 'jos\u00e9';
@@ -52,15 +51,7 @@ describe('migration NormalizeUsernames on existing users (both databases)', () =
     await database.drop();
   });
 
-  async function migrate(upTo: number) {
-    const db = new DataSource({
-      ...buildDataSourceOptions({ url: database.url }),
-      migrations: migrations.slice(0, upTo),
-    });
-    await db.initialize();
-    await db.runMigrations();
-    return db;
-  }
+  const migrate = (upTo?: number) => migratedTo(database, upTo);
 
   it('rewrites names stored in another form in NFC, but not one whose NFC form is taken', async () => {
     const before = migrations.findIndex((m) => m.name === 'NormalizeUsernames1763800014000');
@@ -80,7 +71,7 @@ describe('migration NormalizeUsernames on existing users (both databases)', () =
     } finally {
       await old.destroy();
     }
-    const db = await migrate(migrations.length);
+    const db = await migrate();
     try {
       const rows: { username: string }[] = await db.query(
         'SELECT username FROM oauth_users ORDER BY id',

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
-import { buildDataSourceOptions, migrations } from '../../src/database/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { migrations } from '../../src/database/index.js';
+import { createTestDatabase, migratedTo, type TestDatabase } from '../support/database.js';
 
 /**
  * CreateListPositions on a database that already holds customers and webhook events: existing
@@ -16,15 +15,7 @@ describe('migration CreateListPositions on existing rows (both databases)', () =
     await database.drop();
   });
 
-  async function migrate(upTo: number) {
-    const db = new DataSource({
-      ...buildDataSourceOptions({ url: database.url }),
-      migrations: migrations.slice(0, upTo),
-    });
-    await db.initialize();
-    await db.runMigrations();
-    return db;
-  }
+  const migrate = (upTo?: number) => migratedTo(database, upTo);
 
   it('numbers existing events by id and counts existing rows', async () => {
     const before = migrations.findIndex((m) => m.name === 'CreateListPositions1763800006000');
@@ -47,7 +38,7 @@ describe('migration CreateListPositions on existing rows (both databases)', () =
       await old.destroy();
     }
 
-    const db = await migrate(migrations.length);
+    const db = await migrate();
     try {
       const events = await db.query(
         'SELECT id, seq, status, last_attempt_at FROM webhook_events ORDER BY seq',

@@ -3,6 +3,8 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { buildDataSourceOptions, migrations } from '../../src/database/index.js';
 
 export interface TestDatabase {
   url: string;
@@ -56,4 +58,21 @@ async function adminQuery(connectionString: string, sql: string) {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A DataSource on `database` with the core migrations run up to `upTo` (exclusive; all of them by
+ * default): to leave rows in an older schema, then migrate them. Destroy it when done.
+ */
+export async function migratedTo(
+  database: TestDatabase,
+  upTo = migrations.length,
+): Promise<DataSource> {
+  const db = new DataSource({
+    ...buildDataSourceOptions({ url: database.url }),
+    migrations: migrations.slice(0, upTo),
+  });
+  await db.initialize();
+  await db.runMigrations();
+  return db;
 }
