@@ -377,8 +377,11 @@ const beforeBody =
       replies.set(request, reply);
     }
     // A length over the route's limit is refused unread (413): nothing will arrive to count.
-    const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES;
-    if (chunked || (declared >= COUNTED_FROM_BYTES && declared <= limit)) {
+    if (
+      chunked ||
+      (declared >= COUNTED_FROM_BYTES &&
+        declared <= (request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES))
+    ) {
       payload = countedWhileArriving(checks, request, reply, payload);
     }
     continueOnRead(checks, request, reply, payload, done);
