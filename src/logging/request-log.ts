@@ -92,7 +92,9 @@ function write(
   elapsed?: number,
   clientGone?: true,
 ) {
-  const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+  // A 503 is the service shedding load or waiting for its database, a condition to watch, not a
+  // fault: at error level a burst of them would bury the errors that need someone.
+  const level = status >= 500 && status !== 503 ? 'error' : status >= 400 ? 'warn' : 'info';
   if (!log.root.isLevelEnabled(level)) return;
   const responseTime = elapsed === undefined ? undefined : Math.round(elapsed * 10) / 10;
   log.root[level](

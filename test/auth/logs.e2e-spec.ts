@@ -1,11 +1,30 @@
 import { Writable } from 'node:stream';
+import { Controller, Get, Module } from '@nestjs/common';
 import request from 'supertest';
+import { ServiceUnavailableApiException } from '../../src/common/exceptions/api.exception.js';
 import { useLogStream } from '../../src/config/logger.config.js';
 import { basicAuth, createClient, createUser, tokenRequest } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { rawRequest } from '../support/raw-http.js';
 import { UNTHROTTLED } from './limits.js';
 import { ProtectedModule } from './protected.module.js';
+
+/** Test-only routes that fail: one as the service shedding load does, one as a bug does. */
+@Controller('test/failing')
+class FailingController {
+  @Get('busy')
+  busy() {
+    throw new ServiceUnavailableApiException('Busy; try again shortly.');
+  }
+
+  @Get('broken')
+  broken() {
+    throw new Error('a bug');
+  }
+}
+
+@Module({ controllers: [FailingController] })
+class FailingModule {}
 
 /** docs/contract.md §8: tokens, secrets and passwords never appear in logs, even at the finest level. */
 describe('secrets stay out of the logs', () => {
@@ -22,7 +41,7 @@ describe('secrets stay out of the logs', () => {
     );
     t = await startTestApp({
       env: { ...UNTHROTTLED, LOG_LEVEL: 'trace' },
-      imports: [ProtectedModule],
+      imports: [ProtectedModule, FailingModule],
     });
   });
   afterAll(async () => {
@@ -241,6 +260,17 @@ describe('secrets stay out of the logs', () => {
       },
     ]);
     expect(logs).not.toContain(secret.slice(0, 20));
+  });
+
+  it('logs a 503 at warn (load shed, a database away: try again) and any other 5xx at error', async () => {
+    const busy = await request(t.http).get('/test/failing/busy').expect(503);
+    const broken = await request(t.http).get('/test/failing/broken').expect(500);
+    expect(broken.body).toEqual({ message: 'Internal server error.' });
+    const lines = await requestLines([busy, broken].map((r) => String(r.headers['x-request-id'])));
+    expect(lines.map(({ level, res }) => ({ level, res }))).toEqual([
+      { level: 40, res: { statusCode: 503 } },
+      { level: 50, res: { statusCode: 500 } },
+    ]);
   });
 
   /** The request line of each id, in order, once all are written (after each answer is sent). */
