@@ -81,22 +81,29 @@ describe('graceful shutdown (SIGTERM to the built server)', () => {
     }
   });
 
-  it('refuses a request that arrives during the stop with 503, in RFC 6749 shape at /oauth/*', async () => {
+  it('refuses a request that arrives during the stop with 503, in RFC 6749 shape at /oauth/*, on /health too', async () => {
+    // One app: AppModule reads its configuration (the database) once per test file. Its close()
+    // fails on an answer the OpenAPI document does not declare (GET /health's 503 was not).
     const t = await startTestApp();
     const auth = await authHeader(t, ['customers:write']);
     const { id } = await createCustomer(t, { name: 'A', type: 'plc' });
     const { port } = (t.http.listening ? t.http : t.http.listen(0)).address() as { port: number };
-    const socket = connect(port, '127.0.0.1');
-    let data = '';
-    socket.on('data', (chunk) => (data += String(chunk)));
-    // A PUT in flight, its body not sent yet: 100 Continue says the server waits for it.
+    // Two connections, each with a PUT in flight, its body not sent yet: 100 Continue says the
+    // server waits for it.
     const body = '{"name":"B"}';
-    socket.write(
-      `PUT /v2/customers/${id}/company HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
-        'Expect: 100-continue\r\n\r\n',
-    );
-    while (!data.includes('100 Continue')) await once(socket, 'data');
+    const inFlight = async () => {
+      const socket = connect(port, '127.0.0.1');
+      const received = { data: '' };
+      socket.on('data', (chunk) => (received.data += String(chunk)));
+      socket.write(
+        `PUT /v2/customers/${id}/company HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+          'Expect: 100-continue\r\n\r\n',
+      );
+      while (!received.data.includes('100 Continue')) await once(socket, 'data');
+      return { socket, received };
+    };
+    const [oauth, health] = [await inFlight(), await inFlight()];
     const stopped = t.close();
     // The stop has begun once the port takes no new connection.
     const accepts = () =>
@@ -106,26 +113,34 @@ describe('graceful shutdown (SIGTERM to the built server)', () => {
         probe.once('connect', () => probe.destroy());
       });
     while (await accepts()) continue;
-    // The PUT's body, and a token request pipelined behind it on the same connection.
+    // Each PUT's body, and a request pipelined behind it on the same connection.
     const form = 'grant_type=client_credentials';
-    socket.write(
+    oauth.socket.write(
       `${body}POST /oauth/token HTTP/1.1\r\nHost: x\r\n` +
         `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`,
     );
-    await once(socket, 'close');
+    health.socket.write(`${body}GET /health HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await Promise.all([once(oauth.socket, 'close'), once(health.socket, 'close')]);
     await stopped;
-    const answers = data.split(/(?=HTTP\/1\.1 )/);
-    // The request in flight is finished; the one after it is refused, as an OAuth error.
-    expect(answers.map((answer) => answer.split('\r\n')[0])).toEqual([
-      'HTTP/1.1 100 Continue',
-      'HTTP/1.1 200 OK',
-      'HTTP/1.1 503 Service Unavailable',
-    ]);
-    const refused = answers[2];
-    expect(refused).toMatch(/\r\nretry-after: 1\r\n/);
+    // The request in flight is finished; the one after it is refused, as an OAuth error there.
+    const refusal = ({ data }: { data: string }) => {
+      const answers = data.split(/(?=HTTP\/1\.1 )/);
+      expect(answers.map((answer) => answer.split('\r\n')[0])).toEqual([
+        'HTTP/1.1 100 Continue',
+        'HTTP/1.1 200 OK',
+        'HTTP/1.1 503 Service Unavailable',
+      ]);
+      expect(answers[2]).toMatch(/\r\nretry-after: 1\r\n/);
+      return answers[2];
+    };
+    const refused = refusal(oauth.received);
     expect(refused).toMatch(/\r\ncache-control: no-store\r\n/);
     expect(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4))).toEqual(
       oauthErrors.unavailable,
     );
+    const plain = refusal(health.received);
+    expect(JSON.parse(plain.slice(plain.indexOf('\r\n\r\n') + 4))).toEqual({
+      message: 'The service is temporarily unavailable.',
+    });
   });
 });

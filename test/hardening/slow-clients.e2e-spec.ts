@@ -48,6 +48,42 @@ describe('slow and abusive clients (the built server)', () => {
     expect(data).toMatch(/^HTTP\/1\.1 408 /);
   }, 15_000);
 
+  it('answers a head cut off by the timeout with a 408 the OpenAPI document declares, on a GET and at /oauth', async () => {
+    const cutOff = async (head: string) => {
+      const socket = connect(port, '127.0.0.1');
+      const closed = untilClosed(socket);
+      socket.write(head);
+      const { data } = await closed;
+      return {
+        status: data.split('\r\n')[0],
+        body: JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4)) as unknown,
+      };
+    };
+    // Node's parser keeps the path of an unfinished head to itself: the plain shape everywhere.
+    const timedOut = {
+      status: 'HTTP/1.1 408 Request Timeout',
+      body: { message: 'The request took too long to arrive.' },
+    };
+    expect(await cutOff('GET /health HTTP/1.1\r\nHost: localhost\r\n')).toEqual(timedOut);
+    expect(await cutOff('POST /oauth/token HTTP/1.1\r\nHost: localhost\r\n')).toEqual(timedOut);
+    const document = (await (await fetch(`${server.baseUrl}/docs/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const declared = (path: string, method: string) =>
+      JSON.stringify(document.paths[path][method].responses['408'] ?? null);
+    // Every operation, those without a body too; the plain shape among /oauth's alternatives.
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const method of Object.keys(item)) {
+        expect({ path, method, declared: declared(path, method) !== 'null' }).toEqual({
+          path,
+          method,
+          declared: true,
+        });
+      }
+    }
+    expect(declared('/oauth/token', 'post')).toContain('#/components/schemas/ErrorDto');
+  }, 15_000);
+
   it('cuts off a client whose body never finishes', async () => {
     // With a valid token, so that the request is waiting for its body (one without is refused
     // before the body is read).

@@ -30,10 +30,10 @@ const error = (description: string, dto: Type | Type[] = ErrorDto): ResponseObje
 });
 
 /**
- * A head over 64 KiB is refused by Node's parser before the path is known, so in the plain shape
- * even on the OAuth endpoints.
+ * A head Node's parser refuses before its path is known (one over 64 KiB, one cut off by the
+ * headers timeout) is answered in the plain shape, even on the OAuth endpoints.
  */
-const OVERSIZED_HEAD = [OAuthErrorDto, ErrorDto];
+const UNREAD_HEAD = [OAuthErrorDto, ErrorDto];
 
 /**
  * The statuses that come from the layers every route shares (the HTTP layer, the body parsers,
@@ -55,19 +55,27 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
             : 'Malformed request.',
       ),
     }),
-    // A body that does not arrive within HTTP_REQUEST_TIMEOUT_MS (the HTTP layer's answer).
-    ...(body && {
-      '408': error('The body did not arrive in time.', oauth ? OAuthErrorDto : ErrorDto),
-    }),
+    // The HTTP layer's answer to a request that does not arrive in time: a head that trickles in
+    // (HTTP_HEADERS_TIMEOUT_MS, any route, a GET too) or a body (HTTP_REQUEST_TIMEOUT_MS). Node's
+    // parser keeps a head's path to itself until the head ends, so one cut off is answered in the
+    // plain shape even on the OAuth endpoints.
+    '408': error(
+      oauth
+        ? 'The request (its head or its body) did not arrive in time; in the plain shape when its head did not.'
+        : body
+          ? 'The request (its head or its body) did not arrive in time.'
+          : 'The request head did not arrive in time.',
+      oauth ? UNREAD_HEAD : ErrorDto,
+    ),
     // The OAuth endpoints' 413 has their RFC 6749 body, documented by their controller.
     ...(body && !oauth && { '413': error('Body over 1 MiB.') }),
     // The HTTP layer's refusals have the RFC 6749 body on the OAuth endpoints.
-    // (a head over 64 KiB: in the plain shape everywhere, OVERSIZED_HEAD).
+    // (a head over 64 KiB: in the plain shape everywhere, UNREAD_HEAD).
     '414': error(
       oauth
         ? 'URL (path and query string) over 8 KiB; in the plain shape when the head is over 64 KiB.'
         : 'URL (path and query string) over 8 KiB.',
-      oauth ? OVERSIZED_HEAD : ErrorDto,
+      oauth ? UNREAD_HEAD : ErrorDto,
     ),
     ...(body && api && { '415': error('Body that is not JSON, or not UTF-8.') }),
     '417': error('An `Expect` header other than `100-continue`.', oauth ? OAuthErrorDto : ErrorDto),
@@ -75,18 +83,20 @@ function sharedResponses(path: string, operation: OperationObject): Record<strin
       oauth
         ? 'Headers over 16 KiB; in the plain shape when the head is over 64 KiB.'
         : 'Headers over 16 KiB.',
-      oauth ? OVERSIZED_HEAD : ErrorDto,
+      oauth ? UNREAD_HEAD : ErrorDto,
     ),
     '500': error(
       'Unexpected failure (logged with the request id, never described).',
       oauth ? OAuthErrorDto : ErrorDto,
     ),
-    ...((api || oauth) && {
-      '503': error(
-        'The database cannot be reached, or the service is busy or stopping.',
-        oauth ? OAuthErrorDto : ErrorDto,
-      ),
-    }),
+    // A request that arrives on a kept-alive connection while the service stops is refused on
+    // every route (bootstrap's onRequest hook), /health and /.well-known/* too.
+    '503': error(
+      api || oauth
+        ? 'The database cannot be reached, or the service is busy or stopping.'
+        : 'The service is stopping.',
+      oauth ? OAuthErrorDto : ErrorDto,
+    ),
   };
 }
 
