@@ -211,6 +211,7 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
   // at init, after this; the docs' file server's below), not run for every request.
   fastify.addHook('onRoute', (route) => {
     if (route.url === `${DOCS_PATH}/*`) addRouteHook(route, 'onRequest', onlyDocsPageFiles);
+    else if (UNSERVED_DOCS_ROUTES.has(route.url)) addRouteHook(route, 'onRequest', notFound);
     else if (readsBody(route.method)) {
       // The OAuth endpoints, open to anyone, read few bytes; so does OPTIONS (CORS preflights,
       // answered for any path when CORS is on), which reads none.
@@ -292,6 +293,20 @@ export async function configureApp(app: NestFastifyApplication, env: AppSettings
     yamlDocumentUrl: 'docs/openapi.yaml',
   });
   return app;
+}
+
+/**
+ * Routes the Swagger module adds besides the page: `index.html` is a copy of the page whose
+ * relative links (`./docs/…`) miss their files from there, and the init script's second path
+ * is what those links ask for. Unknown, as any other path under DOCS_PATH.
+ */
+const UNSERVED_DOCS_ROUTES = new Set([
+  `${DOCS_PATH}/index.html`,
+  `${DOCS_PATH}/docs/swagger-ui-init.js`,
+]);
+
+function notFound(_request: FastifyRequest, reply: FastifyReply) {
+  void reply.callNotFound();
 }
 
 /** What the Swagger UI page at DOCS_PATH loads from the docs' file server. */
