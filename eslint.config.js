@@ -23,7 +23,7 @@ export default tseslint.config(
     },
   },
   {
-    // The data layer's one entry (src/database/index.ts, issue #35): code outside it imports
+    // The data layer's one entry (src/database/index.ts): code outside it imports
     // nothing else of src/database/ but the frozen migration helpers, which migrations import by
     // path as frozen text; nor does it read which database it runs on.
     files: ['**/*.ts'],

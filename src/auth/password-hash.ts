@@ -49,8 +49,9 @@ export class PasswordHashingBusyError extends Error {
 }
 
 /**
- * How long a password check may wait for a hashing thread: what is left of docs/contract.md
- * §2's 5 s for a request once reading the user and answering are counted.
+ * How long a password check may wait for a hashing thread: what is left of 5 s (the bound
+ * docs/contract.md §2 sets on an answer that waits for the database) once reading the user and
+ * answering are counted.
  */
 const WAIT_BUDGET_MS = 4000;
 /** One username's checks waiting at once, from every address together. */

@@ -8,7 +8,7 @@ export const RESOURCE_FIRST = 'resourceFirst';
 /**
  * Fastify route config entry: the guards (providers) that decide before the route's body does,
  * in order, also when Fastify refused the body before the route ran, or before a large body
- * waits for memory (added by guardsBeforeBody(), run by BeforeBodyChecks).
+ * waits for memory (added by guardBeforeBody(), run by BeforeBodyChecks).
  */
 export const GUARD_BEFORE_BODY = 'guardBeforeBody';
 

@@ -54,7 +54,7 @@ export function sqliteConnectionsOf(dataSource: DataSource): SqliteConnections |
  *   retried asynchronously with back-off, up to the configured bound.
  *
  * `sqlite::memory:` is one database per connection, so there the writer also reads: reads
- * through Database take a turn, reads through TypeORM repositories do not (docs/architecture.md).
+ * through Database take a turn, reads through TypeORM repositories do not.
  */
 export class SqliteConnections {
   private current: SqliteConnection;

@@ -5,7 +5,7 @@ import type { Environment } from '../config/environment.js';
 import { Database } from '../database/index.js';
 import { isStatementTimeout as isTimeout } from '../common/exceptions/database-errors.js';
 
-/** A failed event is kept this long after its last attempt (docs/operations.md "Retention"). */
+/** A failed event is kept this long after its last attempt (docs/operations.md "Webhook retention"). */
 export const FAILED_RETENTION_DAYS = 90;
 /** Events looked at per batch: each batch is one short DELETE (one short write lock on SQLite). */
 const PRUNE_BATCH = 1000;

@@ -53,7 +53,7 @@ describe('POST /oauth/token', () => {
       expect(res.body.expires_in).toBe('31536000');
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expectNoStore(res);
-      // The token endpoint is not wrapped in the {data} envelope (SPEC).
+      // The token endpoint is not wrapped in the {data} envelope (docs/contract.md §3: exactly those keys).
       expect(res.body.data).toBeUndefined();
     });
 

@@ -618,7 +618,7 @@ describe('POST /v2/webhooks and the webhook reads (docs/contract.md §6)', () =>
         expect({ event, fields: Object.keys(schema.properties).sort() }).toEqual({ event, fields });
         for (const required of schema.required ?? []) expect(fields).toContain(required);
       }
-      // The application's own event, as the SPEC gives it.
+      // The application's own event, as docs/contract.md §6 gives it.
       expect(listed.find(({ event }) => event === 'learning.attempt.completed')).toEqual({
         event: 'learning.attempt.completed',
         payload_schema: {

@@ -7,7 +7,7 @@ import { RouteMetadataCache } from '../route-metadata.js';
 
 /**
  * The one place that shapes success bodies: a Page becomes `{data: [...], meta: {...}}`, anything
- * else `{data: ...}` (docs/contract.md §7, SPEC "an object with a data attribute"). Routes marked
+ * else `{data: ...}` (the success bodies of docs/contract.md §5–§7). Routes marked
  * @RawResponse() pass as they are; errors never get here (the exception filter shapes them).
  * Registered once, by PaginationModule.
  */

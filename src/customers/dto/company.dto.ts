@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { COMPANY_TYPES, type CompanyType } from '../company-type.js';
 import type { Customer } from '../customer.entity.js';
 
-/** The customer company resource (SPEC): both null for a retail customer. */
+/** The customer company resource (docs/contract.md §5): both null for a retail customer. */
 export class CompanyDto {
   @ApiProperty({
     type: 'string',

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Counts per block of positions, kept by the database itself (src/pagination/positions.ts says
+ * Counts per block of positions, kept by the database itself (src/database/paged-list.ts says
  * how lists use them): `customers_blocks` (customers by id / 4096) and
  * `webhook_event_blocks` (events by client, event, status and seq / 4096). A paged list sums these few rows to know its
  * exact total for any filter and to find the block where any page starts.

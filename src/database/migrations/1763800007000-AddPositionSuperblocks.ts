@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The second level of list positions (src/pagination/positions.ts): counts per superblock of 64
+ * The second level of list positions (src/database/paged-list.ts): counts per superblock of 64
  * blocks (262,144 keys), started from the block counts already there, so that placing a page
  * sums a few dozen rows instead of every block (2,441 at 10M webhook events).
  *

@@ -24,7 +24,7 @@ function PositiveId(field: string, description: string): PropertyDecorator {
   );
 }
 
-/** Payload of learning.attempt.completed (SPEC "Events"). Other fields are accepted and kept. */
+/** Payload of learning.attempt.completed (docs/contract.md §6). Other fields are accepted and kept. */
 export class AttemptCompletedPayload {
   @PositiveId('user_id', 'ID of the user who completed the attempt.')
   user_id: number;
