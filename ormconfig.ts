@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { DEFAULT_DATABASE_URL } from './src/config/environment.js';
+import { configuredValue, DEFAULT_DATABASE_URL } from './src/config/environment.js';
 import { buildDataSourceOptions } from './src/database/index.js';
 
 /**
@@ -11,12 +11,15 @@ import { buildDataSourceOptions } from './src/database/index.js';
  */
 export default {
   then<T>(resolve: (dataSource: DataSource) => T, reject: (error: unknown) => T) {
+    // The server's database: `.env`'s DATABASE_URL when the environment has none. Read before
+    // AppModule is, whose ConfigModule writes the default into process.env.
+    const url = configuredValue('DATABASE_URL') || DEFAULT_DATABASE_URL;
     return import('./src/app.module.js')
       .then(
         () =>
           new DataSource(
             buildDataSourceOptions({
-              url: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+              url,
               statementTimeoutMs: 0,
             }),
           ),

@@ -1,5 +1,6 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import {
   IsIn,
   IsInt,
@@ -224,13 +225,30 @@ export function defaultIssuer({ HOST, PORT }: Pick<Environment, 'HOST' | 'PORT'>
  */
 export function loadEnvFile(path = '.env'): void {
   if (!existsSync(path)) return;
-  const unreadable = firstUnreadableLine(readFileSync(path, 'utf8'));
+  envFileText(path);
+  process.loadEnvFile(path);
+}
+
+/**
+ * One variable as the server would see it (the real environment's, else `.env`'s in the working
+ * directory), without loading the file into process.env: for the TypeORM CLI's data source
+ * (ormconfig.ts), which the tests import too, and into which a developer's `.env` must not leak.
+ */
+export function configuredValue(name: string, path = '.env'): string | undefined {
+  if (process.env[name] !== undefined || !existsSync(path)) return process.env[name];
+  return parseEnv(envFileText(path))[name];
+}
+
+/** A `.env` file's text, refused whole when a line is not NAME=value (firstUnreadableLine()). */
+function envFileText(path: string): string {
+  const text = readFileSync(path, 'utf8');
+  const unreadable = firstUnreadableLine(text);
   if (unreadable !== undefined) {
     throw new InvalidEnvironmentError(
       `${path} line ${unreadable} is not NAME=value (a comment starts with #); nothing was read from ${path}.`,
     );
   }
-  process.loadEnvFile(path);
+  return text;
 }
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as oidc from 'openid-client';
-import { freePort, runNode, startServer, type ServerProcess } from '../support/processes.js';
+import { freePort, ROOT, runNode, startServer, type ServerProcess } from '../support/processes.js';
 
 // Each test runs the built server and CLI as separate processes, seconds each on a busy machine.
 jest.setTimeout(90000);
@@ -93,6 +93,25 @@ describe('configuration as a new user meets it', () => {
     } finally {
       expect(await overridden.stop()).toBe(0);
     }
+  });
+
+  it("the TypeORM CLI (npm run migration:run) migrates .env's database, as the server would", async () => {
+    const path = join(dir, 'from-dotenv.sqlite');
+    writeFileSync(join(dir, '.env'), `DATABASE_URL=sqlite:${path}\n`);
+    const unset = { DATABASE_URL: undefined };
+    const run = await runNode(
+      'node_modules/typeorm/cli.js',
+      ['migration:run', '-d', join(ROOT, 'dist/ormconfig.js')],
+      unset,
+      60000,
+      dir,
+    );
+    expect(run.code).toBe(0);
+    // It took the file's database, not the default one under the working directory.
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+    const status = await runNode('dist/src/cli.js', ['db:status'], unset, 30000, dir);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ pending: [] });
   });
 
   it('the CLI says on stderr when it makes a new SQLite database (a first run, or a mistyped path)', async () => {
