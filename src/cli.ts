@@ -86,7 +86,9 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const env = validateEnvironment(process.env);
-  if (command.context === 'app') await sayWhenNewDatabase(env.DATABASE_URL);
+  // Every command opens the database, db:status (context 'env') too: it made a missing SQLite
+  // file as silently as a mistyped path, and then listed every migration as pending.
+  await sayWhenNewDatabase(env.DATABASE_URL);
   const app =
     command.context === 'app'
       ? await NestFactory.createApplicationContext((await import('./app.module.js')).AppModule, {

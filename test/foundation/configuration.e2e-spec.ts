@@ -126,6 +126,20 @@ describe('configuration as a new user meets it', () => {
     expect(existsSync(path)).toBe(true);
     const again = await list();
     expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });
+
+    // db:status runs before the application boots, and made its file without a word.
+    const other = join(dir, 'other', 'app.sqlite');
+    const status = await runNode(
+      'dist/src/cli.js',
+      ['db:status'],
+      { DATABASE_URL: `sqlite:${other}` },
+      30000,
+      dir,
+    );
+    expect({ code: status.code, stderr: status.stderr }).toEqual({
+      code: 0,
+      stderr: `No database at ${other}: a new one is made there. If the server uses another, check DATABASE_URL.\n`,
+    });
   });
 
   it('without TOKEN_ISSUER the issuer is the address the server listens on', async () => {
