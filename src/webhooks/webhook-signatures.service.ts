@@ -68,6 +68,9 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
   private opened = new Map<string, Webhook>();
   private loading: Promise<string[]> = Promise.resolve([]);
   private busy = false;
+  /** A refresh was asked for while one ran, whose read may have come before the change. */
+  private again = false;
+  private stopped = false;
   private timer?: NodeJS.Timeout;
   /** Each problem logged (a secret that cannot be decrypted), and when it was last. */
   private readonly reported = new Map<string, number>();
@@ -95,6 +98,7 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy() {
     clearInterval(this.timer);
+    this.stopped = true;
     await this.loading.catch(() => undefined);
   }
 
@@ -200,8 +204,14 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
 
   /** A timer's or another instance's call: keeps the last state when the database fails. */
   private refresh() {
-    if (this.busy) return;
+    if (this.stopped) return;
+    if (this.busy) {
+      // Not dropped: another instance's change announced now would wait for the next tick.
+      this.again = true;
+      return;
+    }
     this.busy = true;
+    this.again = false;
     this.reload()
       .then((problems) => {
         if (problems.length === 0) this.reported.clear();
@@ -210,7 +220,10 @@ export class WebhookSignatures implements OnModuleInit, OnModuleDestroy {
       .catch((error: unknown) =>
         this.logger.warn({ err: error }, 'could not reload the webhook signing secrets'),
       )
-      .finally(() => (this.busy = false));
+      .finally(() => {
+        this.busy = false;
+        if (this.again) this.refresh();
+      });
   }
 
   /**
