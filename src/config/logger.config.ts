@@ -48,9 +48,32 @@ export function loggerOptions(env: Pick<Environment, 'LOG_LEVEL'>): LoggerOption
       req: (req: { id?: unknown; method?: unknown }) =>
         req instanceof LoggedRequest ? { ...req } : { id: req.id, method: req.method },
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      err: pino.stdSerializers.err,
+      err: errorForLog,
     },
   };
+}
+
+/**
+ * What a database error carries of the values it was given: a statement's `parameters` (TypeORM's
+ * QueryFailedError) and PostgreSQL's `detail` (`Key (…)=(…) already exists`). They come from
+ * request bodies, which are never logged; the statement's text and the error's code and message stay.
+ */
+const VALUE_FIELDS = ['parameters', 'detail'];
+
+/** An error as pino logs it, without VALUE_FIELDS on it or on its `driverError`. */
+function errorForLog(error: unknown): unknown {
+  const logged = pino.stdSerializers.err(error as Error) as unknown;
+  if (logged === error || typeof logged !== 'object' || logged === null) return logged;
+  const fields = logged as Record<string, unknown>;
+  for (const name of VALUE_FIELDS) delete fields[name];
+  const driver = fields.driverError;
+  if (typeof driver === 'object' && driver !== null) {
+    // A copy: a driver error that is not an Error is the thrown error's own object here.
+    const copy: Record<string, unknown> = { ...(driver as Record<string, unknown>) };
+    for (const name of VALUE_FIELDS) delete copy[name];
+    fields.driverError = copy;
+  }
+  return logged;
 }
 
 /**

@@ -1,7 +1,9 @@
 import { Writable } from 'node:stream';
-import { Controller, Get, Module } from '@nestjs/common';
+import { Controller, Get, Logger, Module } from '@nestjs/common';
 import request from 'supertest';
+import { QueryFailedError } from 'typeorm';
 import { ServiceUnavailableApiException } from '../../src/common/exceptions/api.exception.js';
+import { CompletedAttempt } from '../../src/learning/completed-attempt.entity.js';
 import { useLogStream } from '../../src/config/logger.config.js';
 import { basicAuth, createClient, createUser, tokenRequest } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
@@ -271,6 +273,25 @@ describe('secrets stay out of the logs', () => {
       { level: 40, res: { statusCode: 503 } },
       { level: 50, res: { statusCode: 500 } },
     ]);
+  });
+
+  it('logs a database error without the values it was given, which come from request bodies', async () => {
+    // As a handler's failure is logged (WebhookProcessor): a duplicate key, whose statement's
+    // parameters and (on PostgreSQL) `detail` hold the payload's values.
+    const value = 'payload-value-0123456789';
+    const attempts = t.db.getRepository(CompletedAttempt);
+    const row = { clientId: value, attemptId: 1, userId: 2, moduleId: 3, recordedAt: new Date() };
+    await attempts.insert(row);
+    const error = await attempts.insert(row).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(QueryFailedError);
+    expect((error as QueryFailedError).parameters).toContain(value);
+    new Logger('LogTest').error({ err: error }, 'a statement failed');
+    for (let polls = 0; !logs.includes('a statement failed') && polls < 100; polls++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const line = JSON.parse(logs.split('\n').find((l) => l.includes('a statement failed'))!);
+    expect(line.err).toMatchObject({ type: 'QueryFailedError', query: expect.any(String) });
+    expect(logs).not.toContain(value);
   });
 
   /** The request line of each id, in order, once all are written (after each answer is sent). */
