@@ -21,6 +21,8 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
   private down = false;
   /** Why REDIS_URL cannot be used as written (a database this Redis does not have). */
   private refusal?: string;
+  /** Past onModuleInit: a refusal then is logged; before it, it fails the start (one line). */
+  private started = false;
 
   constructor(config: ConfigService<Environment, true>) {
     const url = config.get('REDIS_URL', { infer: true });
@@ -29,13 +31,15 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
 
   /** Waits a moment for the first connection, so that a healthy start uses Redis at once. */
   async onModuleInit() {
-    if (!this.client || this.client.status === 'ready') return;
-    // An error ends the wait too: Redis is away, and the service starts without it.
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), READY_WAIT_MS);
-    await once(this.client, 'ready', { signal: abort.signal }).catch(() => undefined);
-    clearTimeout(timer);
-    if (this.refusal) throw new InvalidEnvironmentError(this.refusal);
+    if (this.client && this.client.status !== 'ready') {
+      // An error ends the wait too: Redis is away, and the service starts without it.
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), READY_WAIT_MS);
+      await once(this.client, 'ready', { signal: abort.signal }).catch(() => undefined);
+      clearTimeout(timer);
+      if (this.refusal) throw new InvalidEnvironmentError(this.refusal);
+    }
+    this.started = true;
   }
 
   /**
@@ -71,7 +75,7 @@ export class RedisConnection implements OnModuleInit, OnModuleDestroy {
       // databases), Redis is left out as if unreachable.
       if (/DB index is out of range/i.test(error.message)) {
         this.refusal = `Invalid configuration: REDIS_URL names Redis database ${redis.options.db}, which this Redis does not have (its "databases" setting).`;
-        this.logger.error(`${this.refusal} Redis is not used.`);
+        if (this.started) this.logger.error(`${this.refusal} Redis is not used.`);
         redis.disconnect();
         return;
       }

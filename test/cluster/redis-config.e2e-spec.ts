@@ -28,5 +28,8 @@ describe('REDIS_URL with a database Redis does not have', () => {
     expect(result.stderr).toContain(
       'Invalid configuration: REDIS_URL names Redis database 999999, which this Redis does not have',
     );
+    // That one line alone: no log line before it saying the service goes on without Redis.
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stdout).not.toContain('Redis is not used');
   });
 });
