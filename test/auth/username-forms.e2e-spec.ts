@@ -1,6 +1,5 @@
 import { User } from '../../src/auth/user.entity.js';
 import { UsersService } from '../../src/auth/users.service.js';
-import { migrations } from '../../src/database/index.js';
 import { createClient, createUser, tokenRequest } from '../factories/client.factory.js';
 import { startTestApp, TestApp } from '../support/app.js';
 import { createTestDatabase, migratedTo, type TestDatabase } from '../support/database.js';
@@ -51,11 +50,8 @@ describe('migration NormalizeUsernames on existing users (both databases)', () =
     await database.drop();
   });
 
-  const migrate = (upTo?: number) => migratedTo(database, upTo);
-
   it('rewrites names stored in another form in NFC, but not one whose NFC form is taken', async () => {
-    const before = migrations.findIndex((m) => m.name === 'NormalizeUsernames1763800014000');
-    const old = await migrate(before);
+    const old = await migratedTo(database, 'NormalizeUsernames1763800014000');
     try {
       for (const name of [
         DECOMPOSED,
@@ -71,7 +67,7 @@ describe('migration NormalizeUsernames on existing users (both databases)', () =
     } finally {
       await old.destroy();
     }
-    const db = await migrate();
+    const db = await migratedTo(database);
     try {
       const rows: { username: string }[] = await db.query(
         'SELECT username FROM oauth_users ORDER BY id',

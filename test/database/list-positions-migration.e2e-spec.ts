@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { migrations } from '../../src/database/index.js';
 import { createTestDatabase, migratedTo, type TestDatabase } from '../support/database.js';
 
 /**
@@ -15,11 +14,8 @@ describe('migration CreateListPositions on existing rows (both databases)', () =
     await database.drop();
   });
 
-  const migrate = (upTo?: number) => migratedTo(database, upTo);
-
   it('numbers existing events by id and counts existing rows', async () => {
-    const before = migrations.findIndex((m) => m.name === 'CreateListPositions1763800006000');
-    const old = await migrate(before);
+    const old = await migratedTo(database, 'CreateListPositions1763800006000');
     const ids = Array.from(
       { length: 5 },
       (_, i) => `0190000${i}-0000-7000-8000-${randomUUID().slice(24)}`,
@@ -38,7 +34,7 @@ describe('migration CreateListPositions on existing rows (both databases)', () =
       await old.destroy();
     }
 
-    const db = await migrate();
+    const db = await migratedTo(database);
     try {
       const events = await db.query(
         'SELECT id, seq, status, last_attempt_at FROM webhook_events ORDER BY seq',

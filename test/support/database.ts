@@ -60,17 +60,21 @@ async function adminQuery(connectionString: string, sql: string) {
   }
 }
 
+/** The core migrations that come before the one named `name` (a name not there is an error). */
+export function migrationsBefore(name: string) {
+  const index = migrations.findIndex((migration) => migration.name === name);
+  if (index === -1) throw new Error(`No migration named ${name}`);
+  return migrations.slice(0, index);
+}
+
 /**
- * A DataSource on `database` with the core migrations run up to `upTo` (exclusive; all of them by
- * default): to leave rows in an older schema, then migrate them. Destroy it when done.
+ * A DataSource on `database` with the core migrations run up to the one named `before` (all of
+ * them without it): to leave rows in an older schema, then migrate them. Destroy it when done.
  */
-export async function migratedTo(
-  database: TestDatabase,
-  upTo = migrations.length,
-): Promise<DataSource> {
+export async function migratedTo(database: TestDatabase, before?: string): Promise<DataSource> {
   const db = new DataSource({
     ...buildDataSourceOptions({ url: database.url }),
-    migrations: migrations.slice(0, upTo),
+    migrations: before === undefined ? migrations : migrationsBefore(before),
   });
   await db.initialize();
   await db.runMigrations();

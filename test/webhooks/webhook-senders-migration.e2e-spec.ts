@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions, migrations } from '../../src/database/index.js';
-import { createTestDatabase, TestDatabase } from '../support/database.js';
+import {
+  createTestDatabase,
+  migratedTo,
+  migrationsBefore,
+  TestDatabase,
+} from '../support/database.js';
 
 // A timestamp both databases read from text.
 const OLD_TIME = '2026-01-01 00:00:00.000';
-const OLD_MIGRATIONS = migrations.slice(
-  0,
-  migrations.findIndex((m) => m.name === 'WebhookSenders1763800004500'),
-);
+const OLD_MIGRATIONS = migrationsBefore('WebhookSenders1763800004500');
 
 /**
  * The migration that gives webhook events and completed attempts their sending client, run on a
@@ -19,12 +21,7 @@ describe('migration WebhookSenders1763800004500 on existing rows', () => {
   let db: DataSource;
   beforeEach(async () => {
     database = await createTestDatabase();
-    db = new DataSource({
-      ...buildDataSourceOptions({ url: database.url }),
-      migrations: OLD_MIGRATIONS,
-    });
-    await db.initialize();
-    await db.runMigrations();
+    db = await migratedTo(database, 'WebhookSenders1763800004500');
   });
   afterEach(async () => {
     await db.destroy();
