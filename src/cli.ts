@@ -126,11 +126,9 @@ async function main(argv: string[]): Promise<number> {
  * stderr, naming the file; the command goes on.
  */
 async function sayWhenNewDatabase(url: string) {
-  const { databaseForLog } = await import('./database/index.js');
-  const target = databaseForLog(url);
-  if (!target.startsWith('sqlite:/')) return;
-  const path = target.slice('sqlite:'.length);
-  if (existsSync(path)) return;
+  const { sqliteFile } = await import('./database/index.js');
+  const path = sqliteFile(url);
+  if (path === undefined || existsSync(path)) return;
   process.stderr.write(
     `No database at ${path}: a new one is made there. If the server uses another, check DATABASE_URL.\n`,
   );

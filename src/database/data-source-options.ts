@@ -66,9 +66,9 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
     };
   }
 
-  const path = settings.url.replace(/^sqlite:/, '');
-  const database = path === ':memory:' ? ':memory:' : resolve(path);
-  if (database !== ':memory:') makeFolders(dirname(database));
+  const file = sqliteFile(settings.url);
+  const database = file ?? ':memory:';
+  if (file) makeFolders(dirname(file));
   return {
     ...common,
     type: 'better-sqlite3',
@@ -123,11 +123,21 @@ function timestampsInUtc() {
   );
 }
 
+/**
+ * The SQLite file a `sqlite:` DATABASE_URL names, as an absolute path; undefined for
+ * `sqlite::memory:` (no file) and for PostgreSQL.
+ */
+export function sqliteFile(url: string): string | undefined {
+  if (!url.startsWith('sqlite:')) return undefined;
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' ? undefined : resolve(path);
+}
+
 /** DATABASE_URL as it may be logged: a PostgreSQL password removed, a SQLite path made absolute. */
 export function databaseForLog(url: string): string {
   if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length);
-    return path === ':memory:' ? url : `sqlite:${resolve(path)}`;
+    const file = sqliteFile(url);
+    return file ? `sqlite:${file}` : url;
   }
   try {
     const parsed = new URL(url);

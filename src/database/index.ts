@@ -14,9 +14,10 @@ export { insertUnlessConflict } from './insert-unless-conflict.js';
 export { PostgresNotifications } from './postgres-notifications.js';
 
 // Wiring: the CLI's db:status; DATABASE_URL as TypeORM options (the TypeORM CLI's ormconfig.ts,
-// tests that open a DataSource of their own) and as it may be logged (main.ts).
+// tests that open a DataSource of their own), as it may be logged (main.ts) and the SQLite file
+// it names (the CLI's note on a file it makes).
 export { dbStatusCommand } from './database.commands.js';
-export { buildDataSourceOptions, databaseForLog } from './data-source-options.js';
+export { buildDataSourceOptions, databaseForLog, sqliteFile } from './data-source-options.js';
 
 // Tests: the core migrations in order (to migrate a database up to one of them), folding count
 // changes on demand, and the block sizes (to place rows in chosen blocks).
