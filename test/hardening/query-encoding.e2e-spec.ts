@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createCustomer } from '../factories/customer.factory.js';
 import { authHeader } from '../support/auth.js';
 import { startTestApp, TestApp } from '../support/app.js';
+import { errors } from '../support/responses.js';
 
 /**
  * A query string's percent-encoding must decode to UTF-8 text (CONTRACT §2): a `%` without two
@@ -39,7 +40,7 @@ describe('percent-encoding in query strings', () => {
 
   it('is refused after the token, as other refused query strings are', async () => {
     const res = await request(t.http).get('/v2/webhooks?event=%FF');
-    expect(res.status).toBe(401);
+    expect([res.status, res.body]).toStrictEqual([401, errors.unauthenticated]);
   });
 
   it('percent-encoded UTF-8 and + for a space still read as before', async () => {
